@@ -1,0 +1,32 @@
+// Node: what a trace records about one primitive application.
+// Reverse-mode traces keep a VJP closure per node; forward-mode traces keep the tangent.
+#pragma once
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "framework/tensor.h"
+
+namespace ember::autograd {
+
+// Given the output's cotangent, returns the cotangent of input `i` (only asked for traced inputs).
+using VjpFn = std::function<Tensor(const Tensor& g, int i)>;
+
+struct Node {
+  const char* op = "";                          // primitive name, e.g. "mul"
+  std::vector<std::shared_ptr<Node>> parents;  // one per input; null where that input is not traced here
+  VjpFn vjp;                                    // reverse mode
+  Tensor tangent;                               // forward mode: the tangent of this node's value
+  bool forward_mode = false;
+  Shape shape;  // of the value, to check cotangents
+  DType dtype = DType::Float32;
+  Device device = Device::CPU;
+  Tensor value;  // the unboxed value, kept only while value recording is on (autodiff_trace)
+
+  // Leaves: make_vjp inputs have an index; requires_grad_ leaves point at the tensor whose .grad they fill.
+  bool is_leaf = false;
+  int leaf_index = -1;
+  std::weak_ptr<TensorImpl> leaf_tensor;
+};
+
+}  // namespace ember::autograd

@@ -1,0 +1,75 @@
+#include "framework/autograd/trace.h"
+
+#include <atomic>
+
+namespace ember::autograd {
+namespace {
+std::atomic<int> g_next_trace{kEagerTrace + 1};
+thread_local bool t_grad_enabled = true;
+bool g_record_values = false;
+}  // namespace
+
+int new_trace_id() { return g_next_trace++; }
+
+bool grad_enabled() { return t_grad_enabled; }
+NoGradGuard::NoGradGuard() : prev_(t_grad_enabled) { t_grad_enabled = false; }
+NoGradGuard::~NoGradGuard() { t_grad_enabled = prev_; }
+
+void set_record_values(bool on) { g_record_values = on; }
+bool record_values() { return g_record_values; }
+
+Tensor box(const Tensor& value, int trace, std::shared_ptr<Node> node) {
+  auto impl = std::make_shared<TensorImpl>();
+  const TensorImpl* v = value.impl();
+  impl->storage = v->storage;
+  impl->shape = v->shape;
+  impl->strides = v->strides;
+  impl->offset = v->offset;
+  impl->dtype = v->dtype;
+  impl->inner = value.impl_ptr();
+  impl->node = std::move(node);
+  impl->trace = trace;
+  return Tensor(std::move(impl));
+}
+
+Tensor unbox(const Tensor& t, int trace) {
+  if (t.defined() && t.impl()->node && t.impl()->trace == trace) return Tensor(t.impl()->inner);
+  return t;
+}
+
+Tensor unbox_all(const Tensor& t) {
+  if (!t.defined()) return t;
+  std::shared_ptr<TensorImpl> p = t.impl_ptr();
+  while (p->node) p = p->inner;
+  return Tensor(p);
+}
+
+namespace detail {
+
+int top_trace(const Args& args) {
+  int t = 0;
+  for (const Tensor& a : args)
+    if (a.defined() && a.impl()->node && a.impl()->trace > t) t = a.impl()->trace;
+  return t;
+}
+
+std::shared_ptr<Node> make_node(const char* op, const Args& args, int trace, const Tensor& ans) {
+  auto node = std::make_shared<Node>();
+  node->op = op;
+  node->parents.resize(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Tensor& a = args[i];
+    if (a.defined() && a.impl()->node && a.impl()->trace == trace) {
+      node->parents[i] = a.impl()->node;
+      node->forward_mode = a.impl()->node->forward_mode;
+    }
+  }
+  node->shape = ans.shape();
+  node->dtype = ans.dtype();
+  node->device = ans.device();
+  if (g_record_values) node->value = unbox_all(ans);
+  return node;
+}
+
+}  // namespace detail
+}  // namespace ember::autograd

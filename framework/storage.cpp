@@ -1,0 +1,102 @@
+#include "framework/storage.h"
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <new>
+#include <vector>
+
+namespace ember {
+namespace {
+
+// Keeps freed blocks in size-keyed lists. Sizes are rounded up to 64 bytes so that
+// near-equal requests share blocks, and every block is 64-byte aligned for SIMD loads.
+class CpuCachingAllocator : public Allocator {
+ public:
+  void* allocate(size_t bytes) override {
+    size_t size = round(bytes);
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.allocations;
+    stats_.current_bytes += size;
+    stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.current_bytes);
+    auto it = free_.find(size);
+    if (it != free_.end() && !it->second.empty()) {
+      void* p = it->second.back();
+      it->second.pop_back();
+      stats_.cached_bytes -= size;
+      return p;
+    }
+    void* p = std::aligned_alloc(64, size);
+    if (!p) {
+      stats_.current_bytes -= size;
+      throw Error(str("out of memory: could not allocate ", size, " bytes on the CPU"));
+    }
+    return p;
+  }
+  void deallocate(void* p, size_t bytes) override {
+    size_t size = round(bytes);
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.current_bytes -= size;
+    // Very large blocks go back to the system: caching them would pin memory for one-off buffers.
+    if (size > (size_t(1) << 30)) {
+      std::free(p);
+      return;
+    }
+    free_[size].push_back(p);
+    stats_.cached_bytes += size;
+  }
+  MemoryStats stats() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stats_;
+  }
+  void reset_peak() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.peak_bytes = stats_.current_bytes;
+  }
+  void empty_cache() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& kv : free_)
+      for (void* p : kv.second) std::free(p);
+    free_.clear();
+    stats_.cached_bytes = 0;
+  }
+  ~CpuCachingAllocator() override { empty_cache(); }
+
+ private:
+  static size_t round(size_t b) { return b == 0 ? 64 : (b + 63) / 64 * 64; }
+  mutable std::mutex mu_;
+  std::map<size_t, std::vector<void*>> free_;
+  MemoryStats stats_;
+};
+
+Allocator* g_allocators[2] = {nullptr, nullptr};
+
+}  // namespace
+
+Device parse_device(const std::string& s) {
+  if (s == "cpu") return Device::CPU;
+  if (s == "cuda") return Device::CUDA;
+  throw Error(str("unknown device '", s, "' (expected 'cpu' or 'cuda')"));
+}
+
+void set_allocator(Device d, Allocator* a) { g_allocators[int(d)] = a; }
+
+Allocator& allocator(Device d) {
+  if (d == Device::CPU) {
+    static CpuCachingAllocator* cpu = new CpuCachingAllocator();  // never destroyed: tensors may outlive statics
+    return *cpu;
+  }
+  EMBER_CHECK(g_allocators[int(d)], "device ", d,
+              " is not available: Ember was built without CUDA or no GPU was found");
+  return *g_allocators[int(d)];
+}
+
+MemoryStats memory_stats(Device d) { return allocator(d).stats(); }
+void reset_peak_memory(Device d) { allocator(d).reset_peak(); }
+
+Storage::Storage(size_t bytes, Device device) : bytes_(bytes), device_(device) {
+  data_ = allocator(device).allocate(bytes);
+}
+Storage::~Storage() { allocator(device_).deallocate(data_, bytes_); }
+
+}  // namespace ember

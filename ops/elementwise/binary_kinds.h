@@ -1,0 +1,42 @@
+// The binary elementwise functions as one enum, with scalar formulas shared by CPU and CUDA kernels.
+#pragma once
+#include <cmath>
+#include <type_traits>
+
+#include "framework/tensor.h"
+#include "ops/elementwise/unary_kinds.h"
+
+namespace ember {
+
+enum class BinaryOp { Add, Sub, Mul, Div, Pow, Max, Min, Gt, Ge, Lt, Le, Eq };
+
+inline const char* binary_name(BinaryOp op) {
+  static const char* names[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "gt", "ge", "lt", "le", "eq"};
+  return names[int(op)];
+}
+
+template <class T>
+EMBER_HD inline T apply_binary(BinaryOp op, T x, T y) {
+  switch (op) {
+    case BinaryOp::Add: return x + y;
+    case BinaryOp::Sub: return x - y;
+    case BinaryOp::Mul: return x * y;
+    case BinaryOp::Div:
+      if constexpr (std::is_integral_v<T>) return y == 0 ? T(0) : T(x / y);  // no SIGFPE on bad input
+      else return x / y;
+    case BinaryOp::Pow: return T(std::pow(x, y));
+    case BinaryOp::Max: return x >= y ? x : y;
+    case BinaryOp::Min: return x <= y ? x : y;
+    case BinaryOp::Gt: return T(x > y);
+    case BinaryOp::Ge: return T(x >= y);
+    case BinaryOp::Lt: return T(x < y);
+    case BinaryOp::Le: return T(x <= y);
+    case BinaryOp::Eq: return T(x == y);
+  }
+  return x;
+}
+
+// Runs op with broadcasting on the operands' device; a fresh contiguous result, not recorded.
+Tensor binary_kernel(BinaryOp op, const Tensor& a, const Tensor& b);
+
+}  // namespace ember

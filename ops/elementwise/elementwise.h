@@ -1,0 +1,64 @@
+// Elementwise primitives. Binary ops broadcast as NumPy does; both operands must share dtype and
+// device (a double on either side becomes a 0-d tensor of the other's dtype). Each op's VJP and JVP
+// live beside its kernel call in unary.cpp / binary.cpp and are written with these same ops, so
+// derivatives of derivatives work.
+#pragma once
+#include "framework/tensor.h"
+
+namespace ember {
+
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Tensor& b);  // a > 0 where b's gradient is wanted
+Tensor pow(const Tensor& a, double exponent);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+
+Tensor neg(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor gelu(const Tensor& x, bool tanh_approximation = false);  // GPT-2 uses the tanh form
+Tensor sqrt(const Tensor& x);
+Tensor erf(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor square(const Tensor& x);
+
+// Comparisons: not differentiable; 1 where true, 0 elsewhere, in the operands' dtype.
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, const Tensor& b);
+
+// where(cond, a, b): a where cond != 0, else b; cond (any dtype) broadcasts with a and b.
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+// x with `value` where mask != 0.
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
+
+Tensor cast(const Tensor& x, DType dtype);  // differentiable between float dtypes
+
+// A 0-d tensor holding v, of x's dtype and device.
+Tensor scalar_like(const Tensor& x, double v);
+
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+inline Tensor operator-(const Tensor& a) { return neg(a); }
+inline Tensor operator+(const Tensor& a, double b) { return add(a, scalar_like(a, b)); }
+inline Tensor operator-(const Tensor& a, double b) { return sub(a, scalar_like(a, b)); }
+inline Tensor operator*(const Tensor& a, double b) { return mul(a, scalar_like(a, b)); }
+inline Tensor operator/(const Tensor& a, double b) { return div(a, scalar_like(a, b)); }
+inline Tensor operator+(double a, const Tensor& b) { return add(scalar_like(b, a), b); }
+inline Tensor operator-(double a, const Tensor& b) { return sub(scalar_like(b, a), b); }
+inline Tensor operator*(double a, const Tensor& b) { return mul(scalar_like(b, a), b); }
+inline Tensor operator/(double a, const Tensor& b) { return div(scalar_like(b, a), b); }
+
+}  // namespace ember

@@ -1,0 +1,215 @@
+// Reductions. The kernel views the input as (outer, reduced, inner) for one block of adjacent
+// dims, so summing over leading dims (bias gradients) and trailing dims (row sums) needs no copy.
+#include <algorithm>
+#include <limits>
+
+#include "framework/autograd/trace.h"
+#include "framework/parallel.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/reduce/reduce.h"
+#include "ops/shape/shape_ops.h"
+
+namespace ember {
+
+#ifdef EMBER_CUDA
+namespace cuda {
+Tensor sum_dim(const Tensor& x, int64_t outer, int64_t r, int64_t inner);  // cuda/reduce.cu
+Tensor max_dim(const Tensor& x, int64_t outer, int64_t r, int64_t inner, bool want_index);
+}  // namespace cuda
+#endif
+
+namespace {
+
+Shape normalize_dims(const Shape& dims, int64_t ndim, const char* op) {
+  Shape out;
+  if (dims.empty()) {
+    for (int64_t i = 0; i < ndim; ++i) out.push_back(i);
+    return out;
+  }
+  for (int64_t d : dims) out.push_back(wrap_dim(d, ndim, op));
+  std::sort(out.begin(), out.end());
+  EMBER_CHECK(std::adjacent_find(out.begin(), out.end()) == out.end(), op, ": repeated dim in ", to_string(dims));
+  return out;
+}
+
+Shape reduced_shape(const Shape& in, const Shape& dims, bool keepdim) {
+  Shape out;
+  for (int64_t i = 0; i < int64_t(in.size()); ++i) {
+    bool r = std::find(dims.begin(), dims.end(), i) != dims.end();
+    if (!r) out.push_back(in[size_t(i)]);
+    else if (keepdim) out.push_back(1);
+  }
+  return out;
+}
+
+// Sums a contiguous x over dims [d0, d1) into a contiguous result with those dims set to 1.
+Tensor sum_block(const Tensor& x, int64_t d0, int64_t d1) {
+  const Shape& s = x.shape();
+  int64_t outer = 1, r = 1, inner = 1;
+  for (int64_t i = 0; i < d0; ++i) outer *= s[size_t(i)];
+  for (int64_t i = d0; i < d1; ++i) r *= s[size_t(i)];
+  for (int64_t i = d1; i < int64_t(s.size()); ++i) inner *= s[size_t(i)];
+  Shape os = s;
+  for (int64_t i = d0; i < d1; ++i) os[size_t(i)] = 1;
+#ifdef EMBER_CUDA
+  if (x.device() == Device::CUDA) return cuda::sum_dim(x, outer, r, inner).reshape(os);
+#endif
+  Tensor out = empty(os, x.dtype());
+  EMBER_DISPATCH_ALL(x.dtype(), "sum", [&] {
+    const scalar_t* in = x.data<scalar_t>();
+    scalar_t* o = out.data<scalar_t>();
+    if (inner == 1) {  // row sums: accumulate each row in double-width for float inputs
+      using acc_t = std::conditional_t<std::is_same_v<scalar_t, float>, double, scalar_t>;
+      parallel_for(outer, std::max<int64_t>(1, 4096 / std::max<int64_t>(r, 1)), [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          acc_t acc = 0;
+          const scalar_t* row = in + i * r;
+          for (int64_t k = 0; k < r; ++k) acc += row[k];
+          o[i] = scalar_t(acc);
+        }
+      });
+    } else {  // column sums: add whole rows, which vectorises along inner
+      parallel_for(outer * inner, 1 << 14, [&](int64_t b, int64_t e) {
+        for (int64_t oi = 0; oi < outer; ++oi) {
+          int64_t lo = std::max(b, oi * inner), hi = std::min(e, (oi + 1) * inner);
+          if (lo >= hi) continue;
+          scalar_t* dst = o + lo;
+          std::fill(dst, dst + (hi - lo), scalar_t(0));
+          for (int64_t k = 0; k < r; ++k) {
+            const scalar_t* src = in + (oi * r + k) * inner + (lo - oi * inner);
+            for (int64_t j = 0; j < hi - lo; ++j) dst[j] += src[j];
+          }
+        }
+      });
+    }
+  });
+  return out;
+}
+
+Tensor sum_kernel(const Tensor& x, const Shape& dims, bool keepdim) {
+  Tensor cur = x.contiguous();
+  // Reduce runs of adjacent dims one block at a time, last block first.
+  size_t i = dims.size();
+  while (i > 0) {
+    size_t j = i - 1;
+    while (j > 0 && dims[j - 1] == dims[j] - 1) --j;
+    cur = sum_block(cur, dims[j], dims[i - 1] + 1);
+    i = j;
+  }
+  return cur.reshape(reduced_shape(x.shape(), dims, keepdim));
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& x, const Shape& dims_in, bool keepdim) {
+  EMBER_CHECK(x.defined(), "sum: input is undefined");
+  Shape dims = normalize_dims(dims_in, x.dim(), "sum");
+  Shape in = x.shape();
+  auto r = autograd::record(
+      "sum", {x}, [&](const autograd::Args& a) { return sum(a[0], dims, keepdim); },
+      [&](const Tensor&, const autograd::Args&) -> autograd::VjpFn {
+        return [in, dims](const Tensor& g, int) { return expand(reshape(g, reduced_shape(in, dims, true)), in); };
+      },
+      [&](const autograd::Args& t, const Tensor&, const autograd::Args&) { return sum(t[0], dims, keepdim); });
+  return r ? *r : sum_kernel(x, dims, keepdim);
+}
+
+Tensor mean(const Tensor& x, const Shape& dims_in, bool keepdim) {
+  EMBER_CHECK(x.defined(), "mean: input is undefined");
+  EMBER_CHECK(is_floating(x.dtype()), "mean: expected a floating tensor, got ", x.dtype());
+  Shape dims = normalize_dims(dims_in, x.dim(), "mean");
+  int64_t count = 1;
+  for (int64_t d : dims) count *= x.shape()[size_t(d)];
+  EMBER_CHECK(count > 0, "mean: reducing over an empty dimension of shape ", to_string(x.shape()));
+  return sum(x, dims, keepdim) / double(count);
+}
+
+Tensor sum_to(const Tensor& x, const Shape& shape) {
+  if (x.shape() == shape) return x;
+  EMBER_CHECK(x.dim() >= int64_t(shape.size()), "sum_to: cannot sum shape ", to_string(x.shape()), " to ",
+              to_string(shape));
+  size_t lead = size_t(x.dim()) - shape.size();
+  Shape dims;
+  for (size_t i = 0; i < size_t(x.dim()); ++i) {
+    if (i < lead) dims.push_back(int64_t(i));
+    else if (shape[i - lead] == 1 && x.shape()[i] != 1) dims.push_back(int64_t(i));
+    else EMBER_CHECK(shape[i - lead] == x.shape()[i], "sum_to: cannot sum shape ", to_string(x.shape()), " to ",
+                     to_string(shape));
+  }
+  Tensor s = dims.empty() ? x : sum(x, dims, true);
+  return s.reshape(shape);
+}
+
+namespace {
+// Max and argmax along one dim, as (values keepdim, indices keepdim).
+std::pair<Tensor, Tensor> max_kernel(const Tensor& x_in, int64_t d) {
+  Tensor x = x_in.contiguous();
+  const Shape& s = x.shape();
+  EMBER_CHECK(s[size_t(d)] > 0, "max: cannot take the max over an empty dimension of shape ", to_string(s));
+  int64_t outer = 1, r = s[size_t(d)], inner = 1;
+  for (int64_t i = 0; i < d; ++i) outer *= s[size_t(i)];
+  for (int64_t i = d + 1; i < int64_t(s.size()); ++i) inner *= s[size_t(i)];
+  Shape os = s;
+  os[size_t(d)] = 1;
+  Tensor vals = empty(os, x.dtype()), idx = empty(os, DType::Int64);
+  EMBER_DISPATCH_ALL(x.dtype(), "max", [&] {
+    const scalar_t* in = x.data<scalar_t>();
+    scalar_t* v = vals.data<scalar_t>();
+    int64_t* ix = idx.data<int64_t>();
+    parallel_for(outer * inner, 1024, [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; ++p) {
+        int64_t o = p / inner, j = p % inner;
+        const scalar_t* base = in + o * r * inner + j;
+        scalar_t best = base[0];
+        int64_t bi = 0;
+        for (int64_t k = 1; k < r; ++k)
+          if (base[k * inner] > best || (best != best)) {  // NaN propagates
+            best = base[k * inner];
+            bi = k;
+          }
+        v[p] = best;
+        ix[p] = bi;
+      }
+    });
+  });
+  return {vals, idx};
+}
+}  // namespace
+
+Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
+  EMBER_CHECK(x.defined(), "max: input is undefined");
+  int64_t d = wrap_dim(dim, x.dim(), "max");
+  if (x.dim() == 0) return x;
+  auto r = autograd::record(
+      "max", {x}, [&](const autograd::Args& a) { return max(a[0], d, keepdim); },
+      [&](const Tensor& ans, const autograd::Args& a) -> autograd::VjpFn {
+        // Ties share the gradient equally; the mask is a constant.
+        Tensor m = keepdim ? ans : ans.unsqueeze(d);
+        Tensor mask = eq(a[0].detach(), m.detach().expand(a[0].shape()));
+        Tensor share = mask / sum(mask, {d}, true);
+        return [share, d, keepdim](const Tensor& g, int) { return (keepdim ? g : g.unsqueeze(d)) * share; };
+      },
+      [&](const autograd::Args& t, const Tensor& ans, const autograd::Args& a) {
+        Tensor m = keepdim ? ans : ans.unsqueeze(d);
+        Tensor mask = eq(a[0].detach(), m.detach().expand(a[0].shape()));
+        return sum(t[0] * (mask / sum(mask, {d}, true)), {d}, keepdim);
+      });
+  if (r) return *r;
+  check_cpu(x, "max");
+  Tensor v = max_kernel(x, d).first;
+  return keepdim ? v : v.squeeze(d);
+}
+
+Tensor max(const Tensor& x) { return max(x.reshape({x.numel()}), 0, false); }
+
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
+  EMBER_CHECK(x.defined() && x.dim() > 0, "argmax: input must be defined and at least 1-d");
+  int64_t d = wrap_dim(dim, x.dim(), "argmax");
+  Tensor raw = x.detach();
+  if (raw.device() != Device::CPU) raw = raw.to(Device::CPU);
+  Tensor i = max_kernel(raw, d).second;
+  if (!keepdim) i = i.squeeze(d);
+  return x.device() == Device::CPU ? i : i.to(x.device());
+}
+
+}  // namespace ember

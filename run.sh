@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Ember's two entry points (see README.md):
+#   ./run.sh          install what is missing, build Release, run the main job
+#   ./run.sh test     build and run the whole test suite (and, under CI, once more with sanitizers)
+# Also: ./run.sh build | ./run.sh bench-deps (the benchmark peers: PyTorch, SciPy, OpenBLAS)
+set -euo pipefail
+cd "$(dirname "$0")"
+
+JOBS=${JOBS:-2}
+BUILD_DIR=${BUILD_DIR:-build}
+BUILD_PACKAGES=(build-essential cmake pkg-config libgtest-dev libcxxopts-dev nlohmann-json3-dev zlib1g-dev
+                libpcre2-dev libopenblas-dev python3 python3-numpy python3-matplotlib)
+DATA_PACKAGES=(dataset-fashion-mnist fortunes)
+PEER_PACKAGES=(python3-torch python3-scipy)
+
+have_packages() {
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || return 1
+  done
+}
+
+install_packages() {
+  have_packages "$@" && return 0
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "==> installing missing Debian packages: $*"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@"
+}
+
+configure_and_build() {
+  local dir=$1
+  shift
+  local extra=()
+  # CI compiles the CUDA code for one architecture to save time; nothing runs it there.
+  if [ "${CI:-}" = "true" ]; then extra+=(-DCMAKE_CUDA_ARCHITECTURES=80); fi
+  if command -v ccache >/dev/null; then extra+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+  cmake -S . -B "$dir" "${extra[@]}" "$@" >/dev/null
+  cmake --build "$dir" -j "$JOBS"
+}
+
+run_tests() {
+  local dir=$1
+  ctest --test-dir "$dir" --output-on-failure -j "$JOBS" --timeout 900
+}
+
+case "${1:-main}" in
+  main)
+    install_packages "${BUILD_PACKAGES[@]}" "${DATA_PACKAGES[@]}"
+    configure_and_build "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
+    if [ -x "$BUILD_DIR/bin/train_classifier" ]; then
+      "$BUILD_DIR/bin/train_classifier" --out results/classifier
+    else
+      "$BUILD_DIR/bin/autodiff_trace"
+    fi
+    ;;
+  build)
+    install_packages "${BUILD_PACKAGES[@]}"
+    configure_and_build "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
+    ;;
+  test)
+    install_packages "${BUILD_PACKAGES[@]}" "${DATA_PACKAGES[@]}"
+    configure_and_build "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
+    run_tests "$BUILD_DIR"
+    if [ "${CI:-}" = "true" ] || [ "${EMBER_SANITIZE_RUN:-0}" = "1" ]; then
+      echo "==> the suite once more under AddressSanitizer and UndefinedBehaviorSanitizer (Debug)"
+      configure_and_build build-sanitize -DCMAKE_BUILD_TYPE=Debug -DEMBER_SANITIZE=ON -DEMBER_CUDA=OFF \
+        -DEMBER_BUILD_EXAMPLES=OFF
+      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 run_tests build-sanitize
+    fi
+    ;;
+  bench-deps)
+    install_packages "${BUILD_PACKAGES[@]}" "${DATA_PACKAGES[@]}" "${PEER_PACKAGES[@]}"
+    ;;
+  -h|--help|help)
+    sed -n '2,6p' "$0"
+    ;;
+  *)
+    echo "unknown command '$1' (expected: main, test, build, bench-deps)" >&2
+    exit 2
+    ;;
+esac
