@@ -1,0 +1,84 @@
+#include "framework/io/npy.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace ember {
+namespace {
+const char kMagic[] = "\x93NUMPY";
+
+const char* descr(DType t) {
+  switch (t) {
+    case DType::Float32: return "<f4";
+    case DType::Float64: return "<f8";
+    case DType::Int64: return "<i8";
+  }
+  return "";
+}
+}  // namespace
+
+void save_npy(const std::string& path, const Tensor& t_in) {
+  Tensor t = t_in.detach().to(Device::CPU).contiguous();
+  std::ostringstream shape;
+  shape << "(";
+  for (int64_t i = 0; i < t.dim(); ++i) shape << t.shape()[size_t(i)] << (t.dim() == 1 || i + 1 < t.dim() ? "," : "");
+  shape << ")";
+  std::string header = str("{'descr': '", descr(t.dtype()), "', 'fortran_order': False, 'shape': ", shape.str(), ", }");
+  size_t total = 10 + header.size() + 1;  // magic(6) version(2) length(2), header, newline
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    EMBER_CHECK(f.good(), "save_npy: cannot write '", tmp, "'");
+    f.write(kMagic, 6);
+    f.put(char(1));
+    f.put(char(0));
+    uint16_t len = uint16_t(header.size());
+    f.put(char(len & 0xFF));
+    f.put(char(len >> 8));
+    f << header;
+    f.write(static_cast<const char*>(t.raw_data()), std::streamsize(size_t(t.numel()) * itemsize(t.dtype())));
+    EMBER_CHECK(f.good(), "save_npy: writing '", tmp, "' failed");
+  }
+  EMBER_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, "save_npy: cannot rename '", tmp, "' to '", path, "'");
+}
+
+Tensor load_npy(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  EMBER_CHECK(f.good(), "load_npy: cannot open '", path, "'");
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EMBER_CHECK(bytes.size() >= 10 && bytes.compare(0, 6, kMagic, 6) == 0, "load_npy: '", path, "' is not a .npy file");
+  EMBER_CHECK(bytes[6] == 1, "load_npy: '", path, "' uses .npy format version ", int(bytes[6]), ", expected 1");
+  size_t hlen = size_t(static_cast<unsigned char>(bytes[8])) | (size_t(static_cast<unsigned char>(bytes[9])) << 8);
+  EMBER_CHECK(10 + hlen <= bytes.size(), "load_npy: '", path, "' is truncated inside its header");
+  std::string header = bytes.substr(10, hlen);
+  DType dtype;
+  if (header.find("'<f4'") != std::string::npos) dtype = DType::Float32;
+  else if (header.find("'<f8'") != std::string::npos) dtype = DType::Float64;
+  else if (header.find("'<i8'") != std::string::npos) dtype = DType::Int64;
+  else throw Error(str("load_npy: '", path, "' has an unsupported dtype (expected <f4, <f8 or <i8): ", header));
+  EMBER_CHECK(header.find("'fortran_order': False") != std::string::npos, "load_npy: '", path,
+              "' is Fortran-ordered; save it C-ordered");
+  size_t lp = header.find('('), rp = header.find(')');
+  EMBER_CHECK(lp != std::string::npos && rp != std::string::npos && rp > lp, "load_npy: '", path, "' has no shape");
+  Shape shape;
+  std::stringstream ss(header.substr(lp + 1, rp - lp - 1));
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.find_first_not_of(' ') == std::string::npos) continue;
+    long long d = 0;
+    EMBER_CHECK(std::sscanf(item.c_str(), " %lld", &d) == 1 && d >= 0, "load_npy: bad shape entry '", item, "'");
+    shape.push_back(d);
+  }
+  size_t need = size_t(numel(shape)) * itemsize(dtype);
+  EMBER_CHECK(bytes.size() - 10 - hlen == need, "load_npy: '", path, "' holds ", bytes.size() - 10 - hlen,
+              " data bytes, its header promises ", need);
+  Tensor t = empty(shape, dtype);
+  if (need) std::memcpy(t.raw_data(), bytes.data() + 10 + hlen, need);
+  return t;
+}
+
+}  // namespace ember

@@ -1,0 +1,78 @@
+#include "models/gpt2/config.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "framework/error.h"
+
+namespace ember::gpt2 {
+
+void Config::validate() const {
+  EMBER_CHECK(n_layer > 0 && n_head > 0 && n_embd > 0 && vocab_size > 0 && n_positions > 0,
+              "gpt2 config: every size must be positive (n_layer ", n_layer, ", n_head ", n_head, ", n_embd ", n_embd,
+              ", vocab_size ", vocab_size, ", n_positions ", n_positions, ")");
+  EMBER_CHECK(n_embd % n_head == 0, "gpt2 config: n_embd ", n_embd, " is not divisible by n_head ", n_head);
+  EMBER_CHECK(layer_norm_epsilon > 0, "gpt2 config: layer_norm_epsilon must be positive");
+}
+
+Config Config::preset(const std::string& name) {
+  Config c;
+  if (name == "gpt2") return c;
+  if (name == "gpt2-medium") c.n_layer = 24, c.n_head = 16, c.n_embd = 1024;
+  else if (name == "gpt2-large") c.n_layer = 36, c.n_head = 20, c.n_embd = 1280;
+  else if (name == "gpt2-xl") c.n_layer = 48, c.n_head = 25, c.n_embd = 1600;
+  else throw Error(str("gpt2 config: unknown preset '", name, "' (expected gpt2, gpt2-medium, gpt2-large or gpt2-xl)"));
+  return c;
+}
+
+Config Config::from_json_string(const std::string& text) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    throw Error(str("gpt2 config: config.json is not valid JSON: ", e.what()));
+  }
+  EMBER_CHECK(j.is_object(), "gpt2 config: config.json must hold an object");
+  Config c;
+  auto get = [&](const char* key, int64_t& field) {
+    if (!j.contains(key)) return;
+    EMBER_CHECK(j[key].is_number_integer(), "gpt2 config: '", key, "' must be an integer");
+    field = j[key].get<int64_t>();
+  };
+  get("n_layer", c.n_layer);
+  get("n_head", c.n_head);
+  get("n_embd", c.n_embd);
+  get("vocab_size", c.vocab_size);
+  get("n_positions", c.n_positions);
+  if (j.contains("layer_norm_epsilon")) {
+    EMBER_CHECK(j["layer_norm_epsilon"].is_number(), "gpt2 config: 'layer_norm_epsilon' must be a number");
+    c.layer_norm_epsilon = j["layer_norm_epsilon"].get<double>();
+  }
+  c.validate();
+  return c;
+}
+
+Config Config::from_json_file(const std::string& path) {
+  std::ifstream f(path);
+  EMBER_CHECK(f.good(), "gpt2 config: cannot open '", path, "'");
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return from_json_string(ss.str());
+}
+
+std::string Config::to_json_string() const {
+  nlohmann::json j = {{"model_type", "gpt2"},
+                      {"architectures", {"GPT2LMHeadModel"}},
+                      {"n_layer", n_layer},
+                      {"n_head", n_head},
+                      {"n_embd", n_embd},
+                      {"vocab_size", vocab_size},
+                      {"n_positions", n_positions},
+                      {"n_ctx", n_positions},
+                      {"layer_norm_epsilon", layer_norm_epsilon},
+                      {"activation_function", "gelu_new"}};
+  return j.dump(2);
+}
+
+}  // namespace ember::gpt2

@@ -1,0 +1,26 @@
+// GPT-2's hyper-parameters, read from a Hugging Face config.json or taken from a preset.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace ember::gpt2 {
+
+struct Config {
+  int64_t n_layer = 12;
+  int64_t n_head = 12;
+  int64_t n_embd = 768;
+  int64_t vocab_size = 50257;
+  int64_t n_positions = 1024;  // the longest context the position table covers
+  double layer_norm_epsilon = 1e-5;
+
+  int64_t head_dim() const { return n_embd / n_head; }
+  void validate() const;  // ember::Error when a value is out of range or n_embd % n_head != 0
+
+  // "gpt2" (124M), "gpt2-medium", "gpt2-large", "gpt2-xl"; ember::Error for another name.
+  static Config preset(const std::string& name);
+  static Config from_json_file(const std::string& path);
+  static Config from_json_string(const std::string& text);
+  std::string to_json_string() const;  // Hugging Face's keys, so other tools read it too
+};
+
+}  // namespace ember::gpt2

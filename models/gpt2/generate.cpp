@@ -1,0 +1,76 @@
+#include "models/gpt2/generate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "framework/autograd/trace.h"
+
+namespace ember::gpt2 {
+
+int64_t sample_next(const Tensor& logits, const SamplingOptions& opt, Generator& gen) {
+  EMBER_CHECK(logits.dim() == 1 && logits.numel() > 0, "sample_next: expected one row of logits, got shape ",
+              to_string(logits.shape()));
+  EMBER_CHECK(opt.temperature >= 0 && opt.top_k >= 0 && opt.top_p > 0 && opt.top_p <= 1,
+              "sample_next: temperature >= 0, top_k >= 0 and 0 < top_p <= 1 are required (got ", opt.temperature, ", ",
+              opt.top_k, ", ", opt.top_p, ")");
+  std::vector<double> z = logits.to_vector<double>();
+  if (opt.temperature == 0.0) return int64_t(std::max_element(z.begin(), z.end()) - z.begin());
+  std::vector<int64_t> order(z.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return z[size_t(a)] > z[size_t(b)]; });
+  size_t keep = opt.top_k > 0 ? std::min(order.size(), size_t(opt.top_k)) : order.size();
+  double zmax = z[size_t(order[0])];
+  std::vector<double> p(keep);
+  double total = 0;
+  for (size_t i = 0; i < keep; ++i) total += p[i] = std::exp((z[size_t(order[i])] - zmax) / opt.temperature);
+  // Nucleus: the shortest prefix of the sorted tokens whose probability reaches top_p.
+  double acc = 0;
+  size_t nucleus = keep;
+  for (size_t i = 0; i < keep; ++i) {
+    acc += p[i] / total;
+    if (acc >= opt.top_p) {
+      nucleus = i + 1;
+      break;
+    }
+  }
+  double mass = std::accumulate(p.begin(), p.begin() + long(nucleus), 0.0);
+  double u = gen.uniform() * mass;
+  for (size_t i = 0; i < nucleus; ++i) {
+    u -= p[i];
+    if (u < 0) return order[i];
+  }
+  return order[nucleus - 1];
+}
+
+std::vector<int64_t> generate(GPT2& model, const std::vector<int64_t>& prompt, const SamplingOptions& opt,
+                              const std::function<void(int64_t)>& on_token) {
+  EMBER_CHECK(!prompt.empty(), "generate: the prompt must hold at least one token");
+  const Config& cfg = model.config();
+  for (int64_t id : prompt)
+    EMBER_CHECK(id >= 0 && id < cfg.vocab_size, "generate: prompt token ", id, " is outside the vocabulary [0, ",
+                cfg.vocab_size, ")");
+  autograd::NoGradGuard no_grad;
+  Generator gen(opt.seed);
+  std::vector<int64_t> seq = prompt, out;
+  int64_t budget = std::min<int64_t>(opt.max_new_tokens, cfg.n_positions - int64_t(prompt.size()));
+  EMBER_CHECK(budget >= 0, "generate: the prompt (", prompt.size(), " tokens) is longer than the context (",
+              cfg.n_positions, ")");
+  std::unique_ptr<KVCache> cache;
+  if (opt.use_cache) cache = std::make_unique<KVCache>(cfg, 1, int64_t(prompt.size()) + budget);
+  Tensor next_input = from_vector(seq, {1, int64_t(seq.size())});
+  for (int64_t step = 0; step < budget; ++step) {
+    Tensor logits = opt.use_cache ? model.forward(next_input, cache.get())
+                                  : model.forward(from_vector(seq, {1, int64_t(seq.size())}));
+    Tensor last = logits.slice(1, logits.size(1) - 1, logits.size(1)).reshape({cfg.vocab_size});
+    int64_t id = sample_next(last, opt, gen);
+    seq.push_back(id);
+    out.push_back(id);
+    if (on_token) on_token(id);
+    if (id == opt.stop_token) break;
+    next_input = from_vector(std::vector<int64_t>{id}, {1, 1});
+  }
+  return out;
+}
+
+}  // namespace ember::gpt2

@@ -1,0 +1,134 @@
+#include "models/gpt2/model.h"
+
+#include <cmath>
+
+#include "framework/nn/init.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/embedding/embedding.h"
+#include "ops/loss/cross_entropy.h"
+#include "ops/matmul/matmul.h"
+#include "ops/norm/layer_norm.h"
+#include "ops/shape/shape_ops.h"
+
+namespace ember::gpt2 {
+
+Conv1D::Conv1D(int64_t in, int64_t out, Generator& gen) {
+  // GPT-2 initialises every projection from N(0, 0.02).
+  weight = register_parameter("weight", normal({in, out}, 0.0, 0.02, DType::Float32, &gen));
+  bias = register_parameter("bias", zeros({out}));
+}
+
+Tensor Conv1D::forward(const Tensor& x) { return matmul(x, weight) + bias; }
+std::string Conv1D::name() const { return str("Conv1D(", weight.size(0), ", ", weight.size(1), ")"); }
+
+LayerNorm::LayerNorm(int64_t dim, double e) : eps(e) {
+  weight = register_parameter("weight", ones({dim}));
+  bias = register_parameter("bias", zeros({dim}));
+}
+Tensor LayerNorm::forward(const Tensor& x) { return layer_norm(x, weight, bias, eps); }
+
+Block::Block(const Config& c, int64_t l, Generator& gen) : cfg(c), layer(l) {
+  ln_1 = register_module("ln_1", std::make_shared<LayerNorm>(c.n_embd, c.layer_norm_epsilon));
+  // Hugging Face nests the projections under attn. and mlp.; the registered names mirror that.
+  auto attn = register_module("attn", std::make_shared<Scope>());
+  c_attn = attn->add("c_attn", std::make_shared<Conv1D>(c.n_embd, 3 * c.n_embd, gen));
+  attn_proj = attn->add("c_proj", std::make_shared<Conv1D>(c.n_embd, c.n_embd, gen));
+  ln_2 = register_module("ln_2", std::make_shared<LayerNorm>(c.n_embd, c.layer_norm_epsilon));
+  auto m = register_module("mlp", std::make_shared<Scope>());
+  c_fc = m->add("c_fc", std::make_shared<Conv1D>(c.n_embd, 4 * c.n_embd, gen));
+  mlp_proj = m->add("c_proj", std::make_shared<Conv1D>(4 * c.n_embd, c.n_embd, gen));
+  // GPT-2 scales the residual projections by 1/sqrt(2 n_layer) at initialisation.
+  double scale = 1.0 / std::sqrt(2.0 * double(c.n_layer));
+  autograd::NoGradGuard ng;
+  attn_proj->weight.copy_(attn_proj->weight * scale);
+  mlp_proj->weight.copy_(mlp_proj->weight * scale);
+}
+
+std::vector<Tensor> Block::qkv_heads(const Tensor& h) const {
+  // One (C x 3C) GEMM computes queries, keys and values of every head at once; the heads are
+  // then views: (B, T, 3C) -> three (B, T, C) -> (B, T, H, hd) -> (B, H, T, hd).
+  int64_t B = h.size(0), T = h.size(1), H = cfg.n_head, hd = cfg.head_dim();
+  Tensor qkv = c_attn->forward(h);
+  std::vector<Tensor> parts = split(qkv, cfg.n_embd, -1);
+  for (Tensor& p : parts) p = p.reshape({B, T, H, hd}).transpose(1, 2);
+  return parts;
+}
+
+Tensor Block::mlp(const Tensor& h, const Hooks* hooks) const {
+  if (hooks && hooks->mlp_input) hooks->mlp_input(layer, h);
+  Tensor a = gelu(c_fc->forward(h), /*tanh_approximation=*/true);
+  if (hooks && hooks->mlp_hidden) a = hooks->mlp_hidden(layer, a);
+  return mlp_proj->forward(a);
+}
+
+Tensor Block::forward(const Tensor& x, KVCache* cache, const Hooks* hooks) {
+  int64_t B = x.size(0), T = x.size(1);
+  std::vector<Tensor> qkv = qkv_heads(ln_1->forward(x));
+  Tensor k = qkv[1], v = qkv[2];
+  bool causal = true;
+  if (cache) {
+    EMBER_CHECK(cache->length() == 0 || T == 1, "gpt2: with a KV cache, the prompt is prefilled in one pass at "
+                                                "position 0 and then one token is added per step (got ", T,
+                " tokens at position ", cache->length(), ")");
+    std::tie(k, v) = cache->append(layer, k, v);
+    causal = T > 1;  // one new query attends to every cached position
+  }
+  AttentionOptions opt;
+  opt.causal = causal;
+  opt.impl = attention_impl;
+  Tensor y = attention(qkv[0], k, v, opt);  // (B, H, T, hd)
+  if (hooks && hooks->attn_heads) y = hooks->attn_heads(layer, y);
+  y = y.transpose(1, 2).reshape({B, T, cfg.n_embd});  // merge heads back to (B, T, C)
+  Tensor x1 = x + attn_proj->forward(y);
+  return x1 + mlp(ln_2->forward(x1), hooks);
+}
+
+GPT2::GPT2(const Config& cfg, uint64_t seed) : cfg_(cfg) {
+  cfg.validate();
+  Generator gen(seed);
+  wte = register_parameter("wte.weight", normal({cfg.vocab_size, cfg.n_embd}, 0.0, 0.02, DType::Float32, &gen));
+  wpe = register_parameter("wpe.weight", normal({cfg.n_positions, cfg.n_embd}, 0.0, 0.01, DType::Float32, &gen));
+  auto h = register_module("h", std::make_shared<Scope>());
+  for (int64_t l = 0; l < cfg.n_layer; ++l)
+    blocks.push_back(h->add(std::to_string(l), std::make_shared<Block>(cfg, l, gen)));
+  ln_f = register_module("ln_f", std::make_shared<LayerNorm>(cfg.n_embd, cfg.layer_norm_epsilon));
+}
+
+std::string GPT2::name() const {
+  return str("GPT2(n_layer=", cfg_.n_layer, ", n_head=", cfg_.n_head, ", n_embd=", cfg_.n_embd, ", vocab=",
+             cfg_.vocab_size, ")");
+}
+
+void GPT2::set_attention_impl(AttentionImpl impl) {
+  for (auto& b : blocks) b->attention_impl = impl;
+}
+
+Tensor GPT2::hidden(const Tensor& ids, KVCache* cache) {
+  EMBER_CHECK(ids.defined() && ids.dtype() == DType::Int64 && ids.dim() == 2, "gpt2: ids must be int64 of shape (B, T), got ",
+              ids.defined() ? str(ids.dtype(), to_string(ids.shape())) : "undefined");
+  int64_t T = ids.size(1), start = cache ? cache->length() : 0;
+  EMBER_CHECK(T > 0, "gpt2: empty input");
+  EMBER_CHECK(start + T <= cfg_.n_positions, "gpt2: ", start + T, " positions exceed the context length ",
+              cfg_.n_positions);
+  Tensor pos = wpe.slice(0, start, start + T);
+  Tensor x = embedding(wte, ids) + pos;
+  for (auto& b : blocks) x = b->forward(x, cache, &hooks);
+  if (cache) cache->advance(T);
+  return ln_f->forward(x);
+}
+
+Tensor GPT2::forward(const Tensor& ids, KVCache* cache) {
+  // The LM head is the token embedding itself (weight tying): logits = h @ wte^T.
+  return matmul(hidden(ids, cache), wte.t());
+}
+
+Tensor lm_loss(const Tensor& logits, const Tensor& targets) {
+  EMBER_CHECK(logits.dim() == 3 && targets.dim() == 2 && logits.size(0) == targets.size(0) &&
+                  logits.size(1) == targets.size(1),
+              "lm_loss: logits ", to_string(logits.shape()), " and targets ", to_string(targets.shape()),
+              " must be (B, T, V) and (B, T)");
+  int64_t V = logits.size(2);
+  return cross_entropy(logits.reshape({-1, V}), targets.reshape({-1}));
+}
+
+}  // namespace ember::gpt2

@@ -1,0 +1,103 @@
+// GPT-2 (Radford et al. 2019) as in Hugging Face's checkpoints: token and position embeddings,
+// pre-LayerNorm blocks of causal self-attention and a GELU (tanh form) MLP, a final LayerNorm,
+// and an LM head tied to the token embedding. Parameter names match Hugging Face's
+// ("h.0.attn.c_attn.weight", ...), and Conv1D weights are stored (in, out) as there.
+#pragma once
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "framework/nn/module.h"
+#include "models/gpt2/config.h"
+#include "models/gpt2/kv_cache.h"
+#include "ops/attention/attention.h"
+
+namespace ember::gpt2 {
+
+// y = x @ weight + bias with weight (in, out): Hugging Face's Conv1D, kept so names and layouts
+// load without transposes.
+class Conv1D : public nn::Module {
+ public:
+  Conv1D(int64_t in, int64_t out, Generator& gen);
+  Tensor forward(const Tensor& x) override;
+  std::string name() const override;
+  Tensor weight, bias;
+};
+
+// A module that only groups others under a name ("attn", "mlp", "h"), so parameter names
+// match Hugging Face's ("h.0.attn.c_attn.weight").
+class Scope : public nn::Module {
+ public:
+  template <class M>
+  std::shared_ptr<M> add(const std::string& name, std::shared_ptr<M> m) {
+    return register_module(name, std::move(m));
+  }
+  Tensor forward(const Tensor&) override { throw Error("gpt2: a Scope groups modules and has no forward"); }
+  std::string name() const override { return "Scope"; }
+};
+
+class LayerNorm : public nn::Module {
+ public:
+  LayerNorm(int64_t dim, double eps);
+  Tensor forward(const Tensor& x) override;
+  std::string name() const override { return "LayerNorm"; }
+  Tensor weight, bias;
+  double eps;
+};
+
+// Observation and intervention points for the contextual-sparsity study. Each hook gets the
+// layer index and a tensor and returns the tensor to use in its place.
+struct Hooks {
+  // The MLP's hidden activations after GELU, (B, T, 4C).
+  std::function<Tensor(int64_t layer, const Tensor& hidden)> mlp_hidden;
+  // Each head's attention output before the heads are merged, (B, n_head, T, head_dim).
+  std::function<Tensor(int64_t layer, const Tensor& heads)> attn_heads;
+  // The input of each block's MLP and attention (after its LayerNorm), (B, T, C).
+  std::function<void(int64_t layer, const Tensor& mlp_in)> mlp_input;
+};
+
+class Block : public nn::Module {
+ public:
+  Block(const Config& cfg, int64_t layer, Generator& gen);
+  Tensor forward(const Tensor& x) override { return forward(x, nullptr, nullptr); }
+  Tensor forward(const Tensor& x, KVCache* cache, const Hooks* hooks);
+  std::string name() const override { return "Block"; }
+
+  // q, k, v of a normalised input h: one fused (C x 3C) projection, split into heads by views.
+  std::vector<Tensor> qkv_heads(const Tensor& h) const;
+  Tensor mlp(const Tensor& h, const Hooks* hooks) const;
+
+  Config cfg;
+  int64_t layer;
+  AttentionImpl attention_impl = AttentionImpl::Standard;
+  std::shared_ptr<LayerNorm> ln_1, ln_2;
+  std::shared_ptr<Conv1D> c_attn, attn_proj, c_fc, mlp_proj;
+};
+
+class GPT2 : public nn::Module {
+ public:
+  explicit GPT2(const Config& cfg, uint64_t seed = 0);
+
+  // ids (B, T) int64 -> logits (B, T, vocab). With a cache, the ids continue the cached positions.
+  Tensor forward(const Tensor& ids) override { return forward(ids, nullptr); }
+  Tensor forward(const Tensor& ids, KVCache* cache);
+  // The final hidden states (B, T, C), before the LM head.
+  Tensor hidden(const Tensor& ids, KVCache* cache = nullptr);
+  std::string name() const override;
+
+  void set_attention_impl(AttentionImpl impl);
+  Hooks hooks;  // empty by default
+
+  const Config& config() const { return cfg_; }
+  std::vector<std::shared_ptr<Block>> blocks;
+  Tensor wte, wpe;
+  std::shared_ptr<LayerNorm> ln_f;
+
+ private:
+  Config cfg_;
+};
+
+// Mean cross-entropy of next-token prediction: logits (B, T, V) against ids shifted by one.
+Tensor lm_loss(const Tensor& logits, const Tensor& targets);
+
+}  // namespace ember::gpt2

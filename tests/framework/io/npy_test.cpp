@@ -1,0 +1,51 @@
+#include "framework/io/npy.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "test_util.h"
+
+using namespace ember;
+
+TEST(Npy, RoundTripsEveryDtypeAndLayout) {
+  std::string path = ::testing::TempDir() + "/ember_npy_test.npy";
+  Tensor a = ember::testing::random({3, 5}, 11);
+  save_npy(path, a.t());  // a transposed view is written C-ordered
+  EXPECT_TRUE(ember::testing::all_close(load_npy(path), a.t().contiguous(), 0, 0));
+  Tensor f = randn({7}, DType::Float32);
+  save_npy(path, f);
+  EXPECT_TRUE(ember::testing::all_close(load_npy(path), f, 0, 0));
+  Tensor i = randint({2, 2, 2}, -5, 5);
+  save_npy(path, i);
+  EXPECT_EQ(load_npy(path).to_vector<int64_t>(), i.to_vector<int64_t>());
+  std::remove(path.c_str());
+}
+
+TEST(Npy, HeaderIsPaddedAndReadableByNumpy) {
+  std::string path = ::testing::TempDir() + "/ember_npy_header.npy";
+  save_npy(path, ones({2, 3}));
+  std::ifstream f(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  size_t hlen = size_t(static_cast<unsigned char>(bytes[8])) | (size_t(static_cast<unsigned char>(bytes[9])) << 8);
+  EXPECT_EQ((10 + hlen) % 64, 0u);
+  EXPECT_NE(bytes.find("'shape': (2,3)"), std::string::npos);
+  EXPECT_EQ(bytes.size(), 10 + hlen + 6 * 4);
+  std::remove(path.c_str());
+}
+
+TEST(Npy, TruncatedAndCorruptFilesRaise) {
+  std::string path = ::testing::TempDir() + "/ember_npy_bad.npy";
+  save_npy(path, ones({4, 4}));
+  std::ifstream f(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  for (size_t cut : {size_t(3), size_t(12), bytes.size() - 1}) {
+    std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(cut));
+    EXPECT_THROW(load_npy(path), Error) << "cut at " << cut;
+  }
+  std::string bad = bytes;
+  bad[0] = 'X';
+  std::ofstream(path, std::ios::binary) << bad;
+  EXPECT_EMBER_ERROR(load_npy(path), "not a .npy file");
+  EXPECT_EMBER_ERROR(load_npy("/nonexistent/x.npy"), "cannot open");
+  std::remove(path.c_str());
+}
