@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs `gpt2 bench` and its PyTorch eager peer on the same shapes in one command and prints the
+# tokens/s ratio per row. Usage: examples/gpt2/bench_vs_torch.sh [OUTDIR] [extra bench flags...]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+out=${1:-$root/results/gpt2-bench}
+shift || true
+mkdir -p "$out"
+"$root/build/bin/gpt2" bench --json "$out/ember.json" "$@"
+echo
+/usr/bin/python3 "$here/bench_torch.py" --json "$out/torch.json" "$@"
+echo
+/usr/bin/python3 - "$out/ember.json" "$out/torch.json" <<'PY'
+import json, sys
+e, t = (json.load(open(p)) for p in sys.argv[1:3])
+print(f"prefill: Ember {e['prefill_s']:.3f} s, PyTorch {t['prefill_s']:.3f} s, speed ratio {t['prefill_s'] / e['prefill_s']:.2f}x")
+print(f"{'generated':>10}{'cache':>8}{'Ember tok/s':>14}{'torch tok/s':>14}{'Ember/torch':>13}")
+for a, b in zip(e["rows"], t["rows"]):
+    print(f"{a['generated']:>10}{'yes' if a['cache'] else 'no':>8}{a['tokens_per_s']:>14.2f}{b['tokens_per_s']:>14.2f}"
+          f"{a['tokens_per_s'] / b['tokens_per_s']:>13.2f}")
+PY

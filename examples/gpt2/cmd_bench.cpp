@@ -1,0 +1,119 @@
+#include <algorithm>
+#include <chrono>
+#include <cxxopts.hpp>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "commands.h"
+#include "framework/parallel.h"
+#include "models/gpt2/checkpoint.h"
+#include "models/gpt2/generate.h"
+
+namespace ember::gpt2::cli {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::vector<int64_t> parse_list(const std::string& s) {
+  std::vector<int64_t> out = parse_ids(s);
+  for (int64_t v : out) EMBER_CHECK(v > 0, "lengths must be positive, got ", v);
+  return out;
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+}  // namespace
+
+int bench(int argc, char** argv) {
+  cxxopts::Options o("gpt2 bench",
+                     "Prefill time and generation speed of GPT-2 with and without the KV cache (random weights at the "
+                     "shapes of --config unless --model is given). Greedy decoding; median of --repeats runs.");
+  o.add_options()("model", "model folder (default: random weights)", cxxopts::value<std::string>())(
+      "config", "preset shapes for random weights", cxxopts::value<std::string>()->default_value("gpt2"))(
+      "prompt-len", "prompt tokens prefilled in one pass", cxxopts::value<int64_t>()->default_value("128"))(
+      "lengths", "generated lengths with the cache", cxxopts::value<std::string>()->default_value("64,128,256"))(
+      "no-cache-lengths", "generated lengths without the cache (slow: O(T^2))",
+      cxxopts::value<std::string>()->default_value("16,32,64"))(
+      "repeats", "timed runs per point (median reported)", cxxopts::value<int>()->default_value("1"))(
+      "json", "write the results as JSON", cxxopts::value<std::string>())("h,help", "show this help");
+  auto a = o.parse(argc, argv);
+  if (a.count("help")) {
+    std::cout << o.help() << "\n";
+    return 0;
+  }
+  std::unique_ptr<GPT2> model = a.count("model") ? load_model(a["model"].as<std::string>())
+                                                 : std::make_unique<GPT2>(Config::preset(a["config"].as<std::string>()));
+  model->eval();
+  const Config& cfg = model->config();
+  int64_t plen = a["prompt-len"].as<int64_t>();
+  int repeats = std::max(1, a["repeats"].as<int>());
+  Generator g(3);
+  Tensor prompt_t = randint({plen}, 0, cfg.vocab_size, &g);
+  std::vector<int64_t> prompt = prompt_t.to_vector<int64_t>();
+  autograd::NoGradGuard ng;
+
+  auto median = [&](auto&& fn) {
+    std::vector<double> t;
+    for (int r = 0; r < repeats; ++r) {
+      auto t0 = std::chrono::steady_clock::now();
+      fn();
+      t.push_back(seconds_since(t0));
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  // Warm-up: one short generation so that allocator caches and threads are up.
+  SamplingOptions warm;
+  warm.max_new_tokens = 2;
+  generate(*model, prompt, warm);
+
+  std::cout << "gpt2 bench: " << model->name() << ", " << model->num_parameters() << " parameters, on " << cpu_model()
+            << " (" << num_threads() << " threads)\n";
+  KVCache probe(cfg, 1);
+  double prefill = median([&] {
+    KVCache cache(cfg, 1, plen + 1);
+    model->forward(from_vector(prompt, {1, plen}), &cache);
+  });
+  std::cout << std::fixed << std::setprecision(3) << "prefill of " << plen << " tokens: " << prefill << " s ("
+            << std::setprecision(1) << double(plen) / prefill << " tokens/s)\n"
+            << "KV cache at the full context of " << cfg.n_positions << " positions: " << std::setprecision(1)
+            << double(probe.bytes()) / (1 << 20) << " MiB (2 x n_layer x n_embd x 4 bytes = "
+            << 2 * cfg.n_layer * cfg.n_embd * 4 << " bytes per position)\n\n";
+  std::cout << std::setw(10) << "generated" << std::setw(8) << "cache" << std::setw(12) << "seconds" << std::setw(12)
+            << "tokens/s" << "\n";
+  nlohmann::json rows = nlohmann::json::array();
+  auto run = [&](int64_t n, bool cache) {
+    SamplingOptions s;
+    s.max_new_tokens = n;
+    s.use_cache = cache;
+    double t = median([&] { generate(*model, prompt, s); });
+    std::cout << std::setw(10) << n << std::setw(8) << (cache ? "yes" : "no") << std::setw(12) << std::setprecision(3) << t
+              << std::setw(12) << std::setprecision(2) << double(n) / t << "\n";
+    rows.push_back({{"generated", n}, {"cache", cache}, {"seconds", t}, {"tokens_per_s", double(n) / t}});
+  };
+  for (int64_t n : parse_list(a["lengths"].as<std::string>())) {
+    EMBER_CHECK(plen + n <= cfg.n_positions, "prompt ", plen, " + ", n, " tokens exceed the context ", cfg.n_positions);
+    run(n, true);
+  }
+  for (int64_t n : parse_list(a["no-cache-lengths"].as<std::string>())) run(n, false);
+  if (a.count("json")) {
+    nlohmann::json j = {{"model", model->name()}, {"cpu", cpu_model()}, {"threads", num_threads()},
+                        {"prompt_len", plen},     {"prefill_s", prefill}, {"kv_cache_bytes_full", probe.bytes()},
+                        {"rows", rows}};
+    std::ofstream(a["json"].as<std::string>()) << j.dump(2) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace ember::gpt2::cli

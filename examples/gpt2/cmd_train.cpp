@@ -1,0 +1,145 @@
+#include <chrono>
+#include <cmath>
+#include <cxxopts.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "framework/optim/adam.h"
+#include "framework/optim/clip_grad.h"
+#include "models/gpt2/checkpoint.h"
+#include "models/gpt2/generate.h"
+#include "models/gpt2/text_data.h"
+
+namespace ember::gpt2::cli {
+namespace {
+
+// A byte-level vocabulary is GPT-2's BPE with no merges: the 256 byte symbols and end-of-text.
+void write_byte_tokenizer(const std::string& dir) {
+  nlohmann::json vocab;
+  for (int b = 0; b < 256; ++b) vocab[byte_to_unicode()[size_t(b)]] = b;
+  vocab["<|endoftext|>"] = 256;
+  std::ofstream(dir + "/vocab.json") << vocab.dump();
+  std::ofstream(dir + "/merges.txt") << "#version: 0.2\n";
+}
+
+double eval_loss(GPT2& model, const TextCorpus& data, int64_t batches, int64_t batch, int64_t context) {
+  autograd::NoGradGuard ng;
+  Generator gen(12345);  // the same validation windows at every evaluation
+  double total = 0;
+  for (int64_t i = 0; i < batches; ++i) {
+    auto [x, y] = data.batch(true, batch, context, gen);
+    total += lm_loss(model.forward(x), y).item();
+  }
+  return total / double(batches);
+}
+
+}  // namespace
+
+int train(int argc, char** argv) {
+  cxxopts::Options o("gpt2 train",
+                     "Train a small GPT-2 (byte-level vocabulary) on plain text, evaluate it on held-out text, save "
+                     "it as a Hugging Face folder, and print a sample.");
+  o.add_options()("data", "folder of text files", cxxopts::value<std::string>()->default_value("/usr/share/games/fortunes"))(
+      "out", "output model folder", cxxopts::value<std::string>()->default_value("results/gpt2-fortunes"))(
+      "steps", "optimizer steps at most", cxxopts::value<int64_t>()->default_value("3000"))(
+      "minutes", "stop after this many minutes of training", cxxopts::value<double>()->default_value("14"))(
+      "batch", "sequences per step", cxxopts::value<int64_t>()->default_value("16"))(
+      "context", "tokens per sequence (and the model's context length)", cxxopts::value<int64_t>()->default_value("128"))(
+      "layers", "transformer blocks", cxxopts::value<int64_t>()->default_value("4"))(
+      "heads", "attention heads", cxxopts::value<int64_t>()->default_value("4"))(
+      "embd", "embedding width", cxxopts::value<int64_t>()->default_value("128"))(
+      "lr", "peak learning rate (AdamW, warm-up then cosine)", cxxopts::value<double>()->default_value("3e-3"))(
+      "eval-every", "steps between validation evaluations", cxxopts::value<int64_t>()->default_value("100"))(
+      "eval-batches", "validation batches per evaluation", cxxopts::value<int64_t>()->default_value("16"))(
+      "seed", "seed for initialisation and batches", cxxopts::value<uint64_t>()->default_value("0"))(
+      "sample-tokens", "tokens of sample text to print at the end", cxxopts::value<int64_t>()->default_value("300"))(
+      "h,help", "show this help");
+  auto a = o.parse(argc, argv);
+  if (a.count("help")) {
+    std::cout << o.help() << "\n";
+    return 0;
+  }
+  int64_t steps = a["steps"].as<int64_t>(), batch = a["batch"].as<int64_t>(), context = a["context"].as<int64_t>();
+  int64_t eval_every = a["eval-every"].as<int64_t>(), eval_batches = a["eval-batches"].as<int64_t>();
+  EMBER_CHECK(steps > 0 && batch > 0 && context > 1 && eval_every > 0 && eval_batches > 0,
+              "steps, batch, eval-every and eval-batches must be positive and context > 1");
+  TextCorpus data = TextCorpus::from_fortunes(a["data"].as<std::string>());
+  Config cfg;
+  cfg.n_layer = a["layers"].as<int64_t>();
+  cfg.n_head = a["heads"].as<int64_t>();
+  cfg.n_embd = a["embd"].as<int64_t>();
+  cfg.vocab_size = 257;
+  cfg.n_positions = context;
+  GPT2 model(cfg, a["seed"].as<uint64_t>());
+  double unigram = data.unigram_loss();
+  std::cerr << "gpt2 train: " << model.name() << ", " << model.num_parameters() << " parameters; "
+            << data.train_bytes() << " training and " << data.val_bytes() << " validation bytes; unigram baseline "
+            << std::fixed << std::setprecision(3) << unigram << " nats/byte\n";
+
+  AdamOptions ao;
+  ao.lr = a["lr"].as<double>();
+  ao.weight_decay = 0.1;
+  AdamW opt(model.parameters(), ao);
+  double peak = ao.lr, minutes = a["minutes"].as<double>();
+  int64_t warmup = std::min<int64_t>(100, steps / 10 + 1);
+  Generator gen(a["seed"].as<uint64_t>() + 1);
+  nlohmann::json log = nlohmann::json::array();
+  auto t0 = std::chrono::steady_clock::now();
+  double val = eval_loss(model, data, eval_batches, batch, context), train_avg = NAN;
+  log.push_back({{"step", 0}, {"val_loss", val}, {"seconds", 0.0}});
+  int64_t step = 0;
+  for (; step < steps; ++step) {
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (elapsed > minutes * 60) break;
+    double lr = step < warmup ? peak * double(step + 1) / double(warmup)
+                              : 0.1 * peak + 0.9 * peak * 0.5 * (1 + std::cos(M_PI * double(step - warmup) / double(steps - warmup)));
+    opt.set_lr(lr);
+    auto [x, y] = data.batch(false, batch, context, gen);
+    Tensor loss = lm_loss(model.forward(x), y);
+    loss.backward();
+    clip_grad_norm(model.parameters(), 1.0);
+    opt.step();
+    opt.zero_grad();
+    double l = loss.item();
+    train_avg = std::isnan(train_avg) ? l : 0.95 * train_avg + 0.05 * l;
+    if ((step + 1) % eval_every == 0 || step + 1 == steps) {
+      val = eval_loss(model, data, eval_batches, batch, context);
+      log.push_back({{"step", step + 1}, {"train_loss", train_avg}, {"val_loss", val}, {"seconds", elapsed}});
+    }
+    double per_step = elapsed / double(std::max<int64_t>(step, 1));
+    std::cerr << "\r  step " << std::setw(5) << step + 1 << "/" << steps << "  loss " << std::setprecision(3) << train_avg
+              << "  val " << val << "  lr " << std::scientific << std::setprecision(2) << lr << std::fixed
+              << "  " << std::setprecision(2) << (step > 0 ? 1.0 / per_step : 0.0) << " steps/s  elapsed "
+              << std::setprecision(0) << elapsed << "s   " << std::flush;
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  val = eval_loss(model, data, eval_batches * 4, batch, context);
+  std::cerr << "\n";
+  std::cout << std::setprecision(3) << "trained " << step << " steps in " << std::setprecision(0) << seconds
+            << " s; validation loss " << std::setprecision(3) << val << " nats/byte (unigram baseline " << unigram
+            << ")\n";
+  std::string out = a["out"].as<std::string>();
+  save_model(model, out);
+  write_byte_tokenizer(out);
+  nlohmann::json summary = {{"steps", step},        {"seconds", seconds}, {"val_loss", val},
+                            {"unigram_loss", unigram}, {"config", nlohmann::json::parse(cfg.to_json_string())},
+                            {"batch", batch},       {"log", log}};
+  std::ofstream(out + "/training.json") << summary.dump(2) << "\n";
+  std::cout << "saved the model to " << out << "\n\nsample:\n";
+  Tokenizer tok = Tokenizer::from_dir(out);
+  SamplingOptions s;
+  s.max_new_tokens = std::min<int64_t>(a["sample-tokens"].as<int64_t>(), context - 2);
+  s.temperature = 0.8;
+  s.seed = 1;
+  std::vector<int64_t> prompt = tok.encode("Q: ");
+  std::cout << tok.decode(prompt);
+  generate(model, prompt, s, [&](int64_t id) { std::cout << tok.token(id) << std::flush; });
+  std::cout << "\n";
+  return 0;
+}
+
+}  // namespace ember::gpt2::cli

@@ -1,0 +1,20 @@
+// The `gpt2` program's subcommands; each parses its own flags (argv[0] is the subcommand).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "framework/tensor.h"
+#include "models/gpt2/tokenizer.h"
+
+namespace ember::gpt2::cli {
+
+int generate(int argc, char** argv);
+int tokenize(int argc, char** argv);
+int train(int argc, char** argv);
+int bench(int argc, char** argv);
+
+// "15496,11,995" -> ids; ember::Error on anything else.
+std::vector<int64_t> parse_ids(const std::string& s);
+std::string join_ids(const std::vector<int64_t>& ids);
+
+}  // namespace ember::gpt2::cli
