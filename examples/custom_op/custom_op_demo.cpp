@@ -1,7 +1,7 @@
 // custom_op_demo: the whole path of a user-defined primitive. Defines nothing itself: the op is
 // examples/custom_op/softplus_op.h. Checks its forward against a float64 reference, its VJP and
 // JVP with gradcheck (also on a transposed view, and second derivatives through grad of grad),
-// then times the fused op against the same function built from six Ember primitives.
+// then times the fused op against the same function built from seven Ember primitives.
 #include <algorithm>
 #include <chrono>
 #include <cmath>

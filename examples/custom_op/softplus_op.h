@@ -49,7 +49,7 @@ inline const ember::CustomOp& softplus_op() {
 
 inline ember::Tensor softplus(const ember::Tensor& x) { return softplus_op()(x); }
 
-// The same function from Ember's built-in ops (six primitives), for comparison.
+// The same function from Ember's built-in ops (seven primitives), for comparison.
 inline ember::Tensor softplus_composite(const ember::Tensor& x) {
   return ember::relu(x) + ember::log(1.0 + ember::exp(-ember::abs(x)));
 }
