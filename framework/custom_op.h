@@ -18,6 +18,7 @@
 //  - jvp(tangents, inputs, output) returns the output's tangent; tangents[i] is undefined where
 //    input i carries none. Optional: without it, forward mode transposes the VJP (one extra
 //    reverse pass through the VJP rule, which is linear in g).
+//  - one output per op; an op with several results is several ops, or one op on a concatenation.
 #pragma once
 #include <functional>
 #include <memory>
