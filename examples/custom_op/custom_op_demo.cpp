@@ -27,6 +27,7 @@ struct Check {
   bool ok;
   std::string measured;  // what was measured, or the tolerance that was met
   std::string detail;    // gradcheck's report of its worst element, shown on failure
+  bool info = false;     // a measurement for comparison, not a pass/fail check
 };
 
 std::string sci(double v) {
@@ -126,7 +127,7 @@ int main(int argc, char** argv) {
     double fused_neg = max_rel_error(softplus(neg), ref_at(neg));
     double comp_neg = max_rel_error(softplus_composite(neg), ref_at(neg));
     checks.push_back({"float32, x in [-30, -5]: fused", fused_neg < 3e-7, "rel err " + sci(fused_neg), ""});
-    checks.push_back({"float32, x in [-30, -5]: composite (for info)", true, "rel err " + sci(comp_neg), ""});
+    checks.push_back({"float32, x in [-30, -5]: composite", true, "rel err " + sci(comp_neg), "", true});
   }
   auto f = [](const std::vector<Tensor>& a) { return softplus(a[0]); };
   checks.push_back(gradcheck_row("gradcheck VJP+JVP+dot, [3, 4]", f, {normal({3, 4}, 0, 2, DType::Float64, &gen)}));
@@ -146,7 +147,7 @@ int main(int argc, char** argv) {
   std::printf("|%s|%s|%s|\n", std::string(50, '-').c_str(), std::string(8, '-').c_str(), std::string(32, '-').c_str());
   bool all_ok = true;
   for (const Check& c : checks) {
-    std::printf("| %-48s | %-6s | %-30s |\n", c.name.c_str(), c.ok ? "pass" : "FAIL", c.measured.c_str());
+    std::printf("| %-48s | %-6s | %-30s |\n", c.name.c_str(), c.info ? "info" : c.ok ? "pass" : "FAIL", c.measured.c_str());
     if (!c.ok && !c.detail.empty()) std::printf("    %s\n", c.detail.c_str());
     all_ok = all_ok && c.ok;
   }
