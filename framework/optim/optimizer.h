@@ -2,6 +2,7 @@
 // .grad(). Updates are not recorded by autograd. On the CPU they run as one fused loop per
 // parameter; on other devices they are composed from Ember's ops (same arithmetic).
 #pragma once
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,8 @@ class Optimizer {
   int64_t step_ = 0;
 
  private:
-  std::vector<std::pair<std::string, std::vector<Tensor>>> buffers_;
+  // A deque, so that the references add_buffer hands out stay valid as buffers are added.
+  std::deque<std::pair<std::string, std::vector<Tensor>>> buffers_;
   bool fused_ = true;
 };
 
