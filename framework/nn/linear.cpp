@@ -3,8 +3,7 @@
 #include <cmath>
 
 #include "framework/nn/init.h"
-#include "ops/elementwise/elementwise.h"
-#include "ops/matmul/matmul.h"
+#include "ops/linear/linear.h"
 
 namespace ember::nn {
 
@@ -53,8 +52,7 @@ Tensor Linear::forward(const Tensor& x) {
   EMBER_CHECK(x.dim() >= 1 && x.size(-1) == in_features, "Linear(", in_features, ", ", out_features,
               "): expected input of shape (..., ", in_features, "), got ", to_string(x.shape()));
   EMBER_CHECK(x.dtype() == weight.dtype(), "Linear: input is ", x.dtype(), " but the weight is ", weight.dtype());
-  Tensor y = matmul(x, weight.t());
-  return bias.defined() ? y + bias : y;
+  return linear(x, weight, bias);
 }
 
 std::string Linear::name() const {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "framework/optim/adam_kernel.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace ember::optim {
@@ -32,20 +33,14 @@ void Adam::update_fused(size_t i, const Tensor& p, const Tensor& g, int64_t t) {
   const double bc1 = 1.0 - std::pow(opt_.beta1, double(t)), bc2 = 1.0 - std::pow(opt_.beta2, double(t));
   EMBER_DISPATCH_FLOAT(p.dtype(), "Adam", [&] {
     using T = scalar_t;
-    T* pd = p.data<T>();
-    const T* gd = g.data<T>();
-    T* md = (*m_)[i].data<T>();
-    T* vd = (*v_)[i].data<T>();
-    const T b1 = T(opt_.beta1), b2 = T(opt_.beta2), eps = T(opt_.eps);
-    const T step_size = T(lr_ / bc1), inv_sqrt_bc2 = T(1.0 / std::sqrt(bc2));
-    const T l2 = decoupled_ ? T(0) : T(opt_.weight_decay);
-    const T shrink = decoupled_ ? T(1.0 - lr_ * opt_.weight_decay) : T(1);
-    for (int64_t k = 0, n = p.numel(); k < n; ++k) {
-      T d = gd[k] + l2 * pd[k];
-      md[k] = b1 * md[k] + (T(1) - b1) * d;
-      vd[k] = b2 * vd[k] + (T(1) - b2) * d * d;
-      pd[k] = pd[k] * shrink - step_size * md[k] / (std::sqrt(vd[k]) * inv_sqrt_bc2 + eps);
-    }
+    AdamScalars<T> s{T(opt_.beta1),
+                     T(opt_.beta2),
+                     T(opt_.eps),
+                     T(lr_ / bc1),
+                     T(1.0 / std::sqrt(bc2)),
+                     decoupled_ ? T(0) : T(opt_.weight_decay),
+                     decoupled_ ? T(1.0 - lr_ * opt_.weight_decay) : T(1)};
+    adam_update(p.data<T>(), g.data<T>(), (*m_)[i].data<T>(), (*v_)[i].data<T>(), p.numel(), s);
   });
 }
 
