@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ops/attention/attention.h"
+#include "ops/attention/cpu/tile_math.h"
 #include "ops/attention/io_counters.h"
 #include "test_util.h"
 
@@ -255,4 +256,22 @@ TEST(Attention, BadInputRaises) {
   EXPECT_EMBER_ERROR(attention_backward_flash(q, k, v, f.out, f.lse.unsqueeze(-1), q, o), "lse has shape");
   EXPECT_EMBER_ERROR(attention_backward_flash(q, k, v, f.out.slice(1, 0, 2), f.lse, q, o), "out has shape");
   EXPECT_EMBER_ERROR(attention_backward_standard(q, k, v, f.out, random({2, 5, 4}, 4), q, o), "probs has shape");
+}
+
+TEST(Attention, FastFloatExpIsAccurate) {
+  // The float kernels' exp (ops/attention/cpu/tile_math.h) against std::exp over its domain.
+  std::vector<float> x;
+  for (int i = 0; i <= 20000; ++i) x.push_back(-100.0f * float(i) / 20000.0f);
+  x.push_back(-1e6f);
+  std::vector<float> y(x.size());
+  cpu::attn::exp_shifted<float>(x.data(), y.data(), int64_t(x.size()), 0.0f);
+  for (size_t i = 0; i < x.size(); ++i) {
+    double ref = std::exp(double(x[i]));
+    if (x[i] >= -87.0f) ASSERT_NEAR(y[i], ref, 4e-7 * ref) << "x = " << x[i];
+    else ASSERT_LE(y[i], 2e-38f) << "x = " << x[i];
+  }
+  float shifted;
+  float one = 3.0f;
+  cpu::attn::exp_shifted<float>(&one, &shifted, 1, 3.0f);
+  EXPECT_FLOAT_EQ(shifted, 1.0f);
 }

@@ -59,11 +59,9 @@ void flash_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* 
           for (int64_t j = 1; j < jmax; ++j) mx = std::max(mx, srow[j]);
           const T m_new = std::max(mrow[r], mx);
           const T alpha = std::exp(mrow[r] - m_new);  // 0 on the first block (m = -inf)
+          exp_shifted(srow, srow, jmax, m_new);
           T sum = 0;
-          for (int64_t j = 0; j < jmax; ++j) {
-            srow[j] = std::exp(srow[j] - m_new);
-            sum += srow[j];
-          }
+          for (int64_t j = 0; j < jmax; ++j) sum += srow[j];
           std::fill(srow + jmax, srow + n, T(0));
           lrow[r] = alpha * lrow[r] + sum;
           mrow[r] = m_new;
@@ -146,7 +144,7 @@ void flash_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, co
         for (int64_t r = 0; r < m; ++r) {
           T* prow = pt + r * bc;
           const int64_t jmax = std::clamp<int64_t>(pr.visible(i0 + r) - j0, 0, n);
-          for (int64_t j = 0; j < jmax; ++j) prow[j] = std::exp(prow[j] - lb[r]);
+          exp_shifted(prow, prow, jmax, lb[r]);
           std::fill(prow + jmax, prow + n, T(0));
         }
         gemm_acc_atb(n, d, m, T(1), pt, bc, dob, d, dvacc, d);  // dV_j += P^T dO_i

@@ -47,11 +47,9 @@ void standard_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, 
         const int64_t vr = pr.visible(i0 + r);
         T mx = -std::numeric_limits<T>::infinity();
         for (int64_t j = 0; j < vr; ++j) mx = std::max(mx, row[j]);
+        exp_shifted(row, row, vr, mx);
         T sum = 0;
-        for (int64_t j = 0; j < vr; ++j) {
-          row[j] = std::exp(row[j] - mx);
-          sum += row[j];
-        }
+        for (int64_t j = 0; j < vr; ++j) sum += row[j];
         const T inv = T(1) / sum;
         for (int64_t j = 0; j < vr; ++j) row[j] *= inv;
         std::fill(row + vr, row + nk, T(0));

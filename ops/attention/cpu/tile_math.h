@@ -4,7 +4,9 @@
 // Every inner loop runs along a contiguous row with no reduction, so g++ vectorises it at -O2/-O3
 // without -ffast-math (a dot-product loop would need reassociation).
 #pragma once
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 
 namespace ember::cpu::attn {
 
@@ -120,6 +122,34 @@ inline void gemm_acc_atb(int64_t m, int64_t n, int64_t k, T alpha, const T* a, i
       const T* bk = b + kk * ldb;
       for (int64_t j = 0; j < n; ++j) ci[j] += x * bk[j];
     }
+  }
+}
+
+// out[j] = exp(in[j] - shift) for j < n, for arguments <= 0 (scores minus a row max or a row
+// log-sum-exp). std::exp is a scalar call that the compiler cannot vectorise, and both algorithms
+// evaluate N^2 of them. For float: exp(x) = 2^k e^r with k = round(x / ln 2), |r| <= ln 2 / 2, and
+// e^r by its degree-6 Taylor polynomial (relative error about 2e-7, float's own rounding). Where
+// float underflows (k < -126, x < -87.3) the result is 0; the rounding trick holds for x > -8e6.
+// Written without float comparisons so that g++ vectorises it without -ffast-math.
+// Double keeps std::exp: it is the reference precision of the tests.
+template <class T>
+inline void exp_shifted(const T* in, T* out, int64_t n, T shift) {
+  for (int64_t j = 0; j < n; ++j) out[j] = std::exp(in[j] - shift);
+}
+template <>
+inline void exp_shifted<float>(const float* in, float* out, int64_t n, float shift) {
+  for (int64_t j = 0; j < n; ++j) {
+    const float x = in[j] - shift;
+    // Round x / ln2 to the nearest integer by adding and subtracting 1.5 * 2^23 (exact in float).
+    const float kf = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    const float r = (x - kf * 0.693145751953125f) - kf * 1.42860682030941723e-6f;  // ln 2 split in two
+    const float p =
+        1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720))))));
+    const int32_t k = int32_t(kf);
+    const int32_t bits = k >= -126 ? (k + 127) << 23 : 0;  // 2^k, or 0 below float's normal range
+    float two_k;
+    std::memcpy(&two_k, &bits, sizeof two_k);
+    out[j] = p * two_k;
   }
 }
 
