@@ -76,9 +76,11 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
 Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
   EMBER_CHECK(x.defined(), "transpose: input is undefined");
   int64_t n = x.dim();
+  int64_t a = wrap_dim(d0, n, "transpose"), b = wrap_dim(d1, n, "transpose");
+  if (n == 0) return x;  // dims 0 and -1 both name the single "dimension" of a 0-d tensor
   Shape perm(static_cast<size_t>(n));
   std::iota(perm.begin(), perm.end(), 0);
-  std::swap(perm[size_t(wrap_dim(d0, n, "transpose"))], perm[size_t(wrap_dim(d1, n, "transpose"))]);
+  std::swap(perm[size_t(a)], perm[size_t(b)]);
   return permute(x, perm);
 }
 
@@ -141,6 +143,8 @@ Tensor expand(const Tensor& x, const Shape& shape) {
   for (size_t i = 0; i < shape.size(); ++i) {
     int64_t have = i < lead ? 1 : x.shape()[i - lead];
     if (target[i] == -1 && i >= lead) target[i] = have;
+    EMBER_CHECK(target[i] >= 0, "expand: cannot expand shape ", to_string(x.shape()), " to ", to_string(shape),
+                " (size ", target[i], " at dimension ", i, "; -1 may only keep an existing dimension)");
     EMBER_CHECK(have == target[i] || have == 1, "expand: cannot expand shape ", to_string(x.shape()), " to ",
                 to_string(shape), " (dimension ", i, " is ", have, ", not 1)");
   }
@@ -173,6 +177,7 @@ Tensor unsqueeze(const Tensor& x, int64_t dim) {
 Tensor squeeze(const Tensor& x, int64_t dim) {
   EMBER_CHECK(x.defined(), "squeeze: input is undefined");
   int64_t d = wrap_dim(dim, x.dim(), "squeeze");
+  if (x.dim() == 0) return x;
   EMBER_CHECK(x.shape()[size_t(d)] == 1, "squeeze: dim ", d, " of shape ", to_string(x.shape()), " is not 1");
   Shape s = x.shape(), in = x.shape();
   s.erase(s.begin() + d);
