@@ -40,16 +40,18 @@ Shape infer_shape(const Shape& shape, int64_t n, const Tensor& x, const char* op
   return out;
 }
 
-// Records a view-like primitive whose VJP and JVP are other view-like ops.
+// Records a view-like primitive whose VJP and JVP are other view-like ops. `fwd` builds the raw view;
+// the recorded forward and the JVP go through traced_view again, so that a value (or tangent) boxed
+// in older traces is recorded there too: that is what makes higher-order derivatives flow through views.
 template <class Fwd, class Back>
 Tensor traced_view(const char* name, const Tensor& x, Fwd fwd, Back back) {
   EMBER_CHECK(x.defined(), name, ": input is undefined");
   auto r = autograd::record(
-      name, {x}, [&](const autograd::Args& a) { return fwd(a[0]); },
+      name, {x}, [&](const autograd::Args& a) { return traced_view(name, a[0], fwd, back); },
       [&](const Tensor&, const autograd::Args&) -> autograd::VjpFn {
         return [back](const Tensor& g, int) { return back(g); };
       },
-      [&](const autograd::Args& t, const Tensor&, const autograd::Args&) { return fwd(t[0]); });
+      [&](const autograd::Args& t, const Tensor&, const autograd::Args&) { return traced_view(name, t[0], fwd, back); });
   return r ? *r : fwd(x);
 }
 
