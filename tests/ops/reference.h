@@ -65,7 +65,7 @@ inline Tensor transposed_random(const Shape& shape, uint64_t seed, bool positive
   Shape s = shape;
   std::swap(s[s.size() - 1], s[s.size() - 2]);
   Tensor t = random(s, seed, positive).transpose(-1, -2);
-  EXPECT_FALSE(t.is_contiguous());
+  if (s[s.size() - 1] > 1 && s[s.size() - 2] > 1) EXPECT_FALSE(t.is_contiguous());
   return t;
 }
 // Every second element of a tensor twice as long along the last dim (offset 1, step 2).
