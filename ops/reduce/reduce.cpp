@@ -27,6 +27,7 @@ Shape normalize_dims(const Shape& dims, int64_t ndim, const char* op) {
     return out;
   }
   for (int64_t d : dims) out.push_back(wrap_dim(d, ndim, op));
+  if (ndim == 0) return {};  // a 0-d tensor's one "dimension" (0 or -1) has nothing to reduce
   std::sort(out.begin(), out.end());
   EMBER_CHECK(std::adjacent_find(out.begin(), out.end()) == out.end(), op, ": repeated dim in ", to_string(dims));
   return out;
