@@ -163,11 +163,14 @@ std::pair<Tensor, Tensor> max_kernel(const Tensor& x_in, int64_t d) {
         const scalar_t* base = in + o * r * inner + j;
         scalar_t best = base[0];
         int64_t bi = 0;
-        for (int64_t k = 1; k < r; ++k)
-          if (base[k * inner] > best || (best != best)) {  // NaN propagates
-            best = base[k * inner];
+        // NaN propagates: the first NaN wins and stays (as in NumPy and PyTorch).
+        for (int64_t k = 1; k < r && best == best; ++k) {
+          scalar_t v = base[k * inner];
+          if (v > best || v != v) {
+            best = v;
             bi = k;
           }
+        }
         v[p] = best;
         ix[p] = bi;
       }
