@@ -41,18 +41,25 @@ Shape infer_shape(const Shape& shape, int64_t n, const Tensor& x, const char* op
 }
 
 // Records a view-like primitive whose VJP and JVP are other view-like ops. `fwd` builds the raw view;
-// the recorded forward and the JVP go through traced_view again, so that a value (or tangent) boxed
-// in older traces is recorded there too: that is what makes higher-order derivatives flow through views.
-template <class Fwd, class Back>
-Tensor traced_view(const char* name, const Tensor& x, Fwd fwd, Back back) {
+// the recorded forward goes through traced_view again, so that a value boxed in older traces is
+// recorded there too: that is what makes higher-order derivatives flow through views. `tangent`
+// maps an input tangent to the output tangent with public (recorded) ops.
+template <class Fwd, class Back, class Tangent>
+Tensor traced_view(const char* name, const Tensor& x, Fwd fwd, Back back, Tangent tangent) {
   EMBER_CHECK(x.defined(), name, ": input is undefined");
   auto r = autograd::record(
-      name, {x}, [&](const autograd::Args& a) { return traced_view(name, a[0], fwd, back); },
+      name, {x}, [&](const autograd::Args& a) { return traced_view(name, a[0], fwd, back, tangent); },
       [&](const Tensor&, const autograd::Args&) -> autograd::VjpFn {
         return [back](const Tensor& g, int) { return back(g); };
       },
-      [&](const autograd::Args& t, const Tensor&, const autograd::Args&) { return traced_view(name, t[0], fwd, back); });
+      [&](const autograd::Args& t, const Tensor&, const autograd::Args&) { return tangent(t[0]); });
   return r ? *r : fwd(x);
+}
+
+// For views whose raw `fwd` works on any strides (everything but view()), the tangent takes the same view.
+template <class Fwd, class Back>
+Tensor traced_view(const char* name, const Tensor& x, Fwd fwd, Back back) {
+  return traced_view(name, x, fwd, back, [name, fwd, back](const Tensor& t) { return traced_view(name, t, fwd, back); });
 }
 
 }  // namespace
@@ -63,9 +70,10 @@ Tensor view(const Tensor& x, const Shape& shape) {
   EMBER_CHECK(x.is_contiguous(), "view: the tensor of shape ", to_string(x.shape()),
               " is not contiguous; use reshape() (which copies) or contiguous() first");
   Shape in = x.shape();
+  // A tangent need not be contiguous where x is (copy's JVP passes strided tangents on), so it is reshaped.
   return traced_view(
       "view", x, [s](const Tensor& v) { return make_view(v, s, contiguous_strides(s), v.offset()); },
-      [in](const Tensor& g) { return reshape(g, in); });
+      [in](const Tensor& g) { return reshape(g, in); }, [s](const Tensor& t) { return reshape(t, s); });
 }
 
 Tensor reshape(const Tensor& x, const Shape& shape) {
