@@ -1,5 +1,6 @@
 #include "framework/tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <iomanip>
@@ -347,7 +348,12 @@ Tensor fill_random(const Shape& shape, DType dtype, F&& draw) {
 Tensor uniform(const Shape& shape, double lo, double hi, DType dtype, Generator* gen) {
   EMBER_CHECK(is_floating(dtype), "uniform: dtype must be floating, got ", dtype);
   Generator& g = gen ? *gen : default_generator();
-  return fill_random(shape, dtype, [&] { return lo + (hi - lo) * g.uniform(); });
+  // The largest value below hi in the target dtype: lo + (hi - lo) u with u just below 1 can round up
+  // to hi, in double arithmetic or when stored as float32 (about once in 2^25 float32 draws).
+  float hf = float(hi);
+  double top = dtype == DType::Float32 ? double(double(hf) < hi ? hf : std::nextafter(hf, float(lo)))
+                                       : std::nextafter(hi, lo);
+  return fill_random(shape, dtype, [&] { return std::min(lo + (hi - lo) * g.uniform(), top); });
 }
 Tensor normal(const Shape& shape, double mean, double stddev, DType dtype, Generator* gen) {
   EMBER_CHECK(is_floating(dtype), "normal: dtype must be floating, got ", dtype);
