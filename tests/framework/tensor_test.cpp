@@ -420,3 +420,65 @@ TEST(TensorMemory, ParseDevice) {
 #ifndef EMBER_HAS_CUDA
 TEST(TensorMemory, CudaTensorIsAnErrorWithoutCuda) { EXPECT_EMBER_ERROR(zeros({2}, DType::Float32, Device::CUDA), "cuda"); }
 #endif
+
+namespace {
+// splitmix64's output mixing is a bijection; this inverts it so that a test can pick the seed whose
+// first draw is a given 64-bit value (here the largest, i.e. uniform() just below 1).
+uint64_t inverse_odd(uint64_t a) {  // a^-1 mod 2^64 by Newton's iteration
+  uint64_t x = a;
+  for (int i = 0; i < 6; ++i) x *= 2 - a * x;
+  return x;
+}
+uint64_t unxorshift(uint64_t y, int s) {
+  uint64_t x = y;
+  for (int i = 0; i < 64 / s + 1; ++i) x = y ^ (x >> s);
+  return x;
+}
+uint64_t seed_for_first_draw(uint64_t z) {
+  z = unxorshift(z, 31);
+  z *= inverse_odd(0x94d049bb133111ebULL);
+  z = unxorshift(z, 27);
+  z *= inverse_odd(0xbf58476d1ce4e5b9ULL);
+  z = unxorshift(z, 30);
+  return z - 0x9e3779b97f4a7c15ULL;
+}
+}  // namespace
+
+TEST(TensorRandom, UniformStaysBelowItsUpperBoundInEveryDtype) {
+  uint64_t seed = seed_for_first_draw(~uint64_t(0));
+  Generator check(seed);
+  ASSERT_EQ(check.next_u64(), ~uint64_t(0));  // the inversion is right
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    Generator g(seed);
+    EXPECT_LT(rand({1}, dt, &g).item(), 1.0) << dt;  // 1 - 2^-53 rounds to 1.0f in float32
+    Generator h(seed);
+    EXPECT_LT(uniform({1}, -3.0, 0.1, dt, &h).item(), dt == DType::Float32 ? double(0.1f) : 0.1) << dt;
+  }
+}
+
+TEST(TensorTraining, PlainSgdLoopWithInPlaceUpdates) {
+  // The loop an optimizer runs: forward, backward, an in-place update under no_grad, zero_grad.
+  Tensor target = random({4}, 40);
+  Tensor w = zeros({4}, DType::Float64);
+  w.requires_grad_();
+  double first = 0, last = 0;
+  for (int step = 0; step < 30; ++step) {
+    Tensor loss = sum(square(w - target));
+    if (step == 0) first = loss.detach().item();
+    last = loss.detach().item();
+    loss.backward();
+    {
+      autograd::NoGradGuard no_grad;
+      w.copy_(w - 0.1 * w.grad());
+    }
+    w.zero_grad();
+  }
+  EXPECT_TRUE(w.requires_grad());  // still the same leaf
+  EXPECT_LT(last, 1e-4 * first);
+  EXPECT_TRUE(all_close(w.detach(), target, 1e-2));
+  // A leaf that is itself the output.
+  Tensor s = scalar(2.0, DType::Float64);
+  s.requires_grad_();
+  s.backward();
+  EXPECT_EQ(s.grad().item(), 1.0);
+}
