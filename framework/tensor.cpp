@@ -208,6 +208,9 @@ Tensor& Tensor::copy_(const Tensor& src) {
   if (s.shape() != shape()) s = ember::expand(s, shape());
   if (s.dtype() != dtype()) s = ember::cast(s, dtype());
   if (s.device() != device()) s = s.to(device());
+  // A source sharing this tensor's storage (x.copy_(x.t()), a shifted slice) may overlap the
+  // destination; copying it first keeps every read ahead of the writes.
+  if (s.impl()->storage == impl_->storage) s = contiguous_kernel(s);
   copy_strided(*this, s);
   return *this;
 }
