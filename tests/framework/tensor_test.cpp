@@ -482,3 +482,13 @@ TEST(TensorTraining, PlainSgdLoopWithInPlaceUpdates) {
   s.backward();
   EXPECT_EQ(s.grad().item(), 1.0);
 }
+
+TEST(TensorAccess, CopyFromAnOverlappingViewOfItself) {
+  Tensor x = random({3, 3}, 41);
+  Tensor expect = x.t().clone();
+  x.copy_(x.t());  // reads and writes the same storage
+  EXPECT_TRUE(all_close(x, expect, 0, 0));
+  Tensor v = arange(6, DType::Float64);
+  v.slice(0, 1, 6).copy_(v.slice(0, 0, 5));  // shift right by one, overlapping
+  EXPECT_EQ(v.to_vector<double>(), (std::vector<double>{0, 0, 1, 2, 3, 4}));
+}
