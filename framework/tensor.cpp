@@ -205,7 +205,11 @@ Tensor Tensor::detach() const { return autograd::unbox_all(*this); }
 Tensor& Tensor::copy_(const Tensor& src) {
   EMBER_CHECK(src.defined(), "copy_: source is undefined");
   Tensor s = src.detach();
-  if (s.shape() != shape()) s = ember::expand(s, shape());
+  if (s.shape() != shape()) {
+    EMBER_CHECK(broadcast_shapes(s.shape(), shape(), "copy_") == shape(), "copy_: source of shape ",
+                ember::to_string(s.shape()), " does not broadcast to the destination's shape ", ember::to_string(shape()));
+    s = ember::expand(s, shape());
+  }
   if (s.dtype() != dtype()) s = ember::cast(s, dtype());
   if (s.device() != device()) s = s.to(device());
   // A source sharing this tensor's storage (x.copy_(x.t()), a shifted slice) may overlap the
