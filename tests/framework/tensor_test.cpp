@@ -343,7 +343,8 @@ TEST(TensorAccess, CopyAndFillIntoViews) {
   Tensor ints = zeros({4}, DType::Int64);
   ints.fill_(3.9);
   EXPECT_EQ(ints.to_vector<int64_t>(), (std::vector<int64_t>{3, 3, 3, 3}));
-  EXPECT_EMBER_ERROR(y.copy_(zeros({4})), "expand");
+  EXPECT_EMBER_ERROR(y.copy_(zeros({4})), "copy_");
+  EXPECT_EMBER_ERROR(y.copy_(zeros({3, 2, 3})), "copy_");  // the source may not have more dims
   EXPECT_EMBER_ERROR(y.copy_(Tensor()), "copy_");
 }
 

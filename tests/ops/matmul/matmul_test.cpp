@@ -63,6 +63,14 @@ TEST(Matmul, AwkwardSizesMatchReference) {
       }
 }
 
+TEST(Matmul, SizesThatSplitAcrossThreads) {
+  // Large enough that the i-k-j kernel splits rows of C across threads.
+  Tensor a = random({130, 64}, 60), b = transposed_random({64, 70}, 61);
+  Tensor ref = ref_matmul(a, b);
+  EXPECT_TRUE(all_close(matmul(a, b), ref, 1e-11, 1e-11));
+  EXPECT_TRUE(all_close(matmul(a.to(DType::Float32), b.to(DType::Float32)).to(DType::Float64), ref, 1e-3, 1e-4));
+}
+
 TEST(Matmul, NonContiguousOperands) {
   struct P {
     const char* what;

@@ -129,6 +129,9 @@ TEST(Reduce, MaxValuesAndArgmax) {
                         ref_reduce(t.to(DType::Float32).to(DType::Float64), {0}, false, -INFINITY,
                                    [](double a, double v) { return std::max(a, v); }), 0, 0));
   EXPECT_EQ(max(from_vector(std::vector<int64_t>{3, -1, 7, 2}, {2, 2}), 1).to_vector<int64_t>(), (std::vector<int64_t>{3, 7}));
+  // Enough rows for the threaded kernel.
+  Tensor tall = random({3000, 3}, 62);
+  EXPECT_TRUE(all_close(max(tall, 1), ref_reduce(tall, {1}, false, -INFINITY, [](double p, double v) { return std::max(p, v); }), 0, 0));
   // Ties: argmax picks the first.
   EXPECT_EQ(argmax(from_vector(std::vector<double>{1, 5, 5, 2}), 0).item(), 1);
   EXPECT_EQ(max(scalar(4.0, DType::Float64), 0).item(), 4.0);
