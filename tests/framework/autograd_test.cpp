@@ -334,3 +334,54 @@ TEST(AutogradErrors, BackwardWithoutGrad) {
   EXPECT_EMBER_ERROR(make_jvp([](const Tensor&) { return Tensor(); }, x, x), "undefined");
   EXPECT_EMBER_ERROR(make_vjp([](const Tensor& t) { return t; }, Tensor()), "undefined");
 }
+
+TEST(AutogradHigherOrder, ReverseOverForwardAndForwardOverForward) {
+  auto f = [](const Tensor& x) { return sin(x) * x; };  // f' = cos x x + sin x, f'' = 2 cos x - x sin x
+  Tensor x = random({4}, 50), v = random({4}, 51), w = random({4}, 52);
+  auto f2 = [](double u) { return 2 * std::cos(u) - u * std::sin(u); };
+  // Reverse over forward: d/dx sum(J v) = f''(x) v.
+  Tensor g = grad([&](const Tensor& y) { return sum(make_jvp(f, y, v).second); })(x);
+  EXPECT_TRUE(all_close(g, ref_unary(x, f2) * v, 1e-12));
+  // Forward over forward: the tangent (along w) of the tangent (along v) is f''(x) v w.
+  Tensor t2 = make_jvp([&](const Tensor& y) { return make_jvp(f, y, v).second; }, x, w).second;
+  EXPECT_TRUE(all_close(t2, ref_unary(x, f2) * v * w, 1e-12));
+  // gradcheck of a function defined through make_jvp checks its VJP and JVP.
+  EXPECT_TRUE(grad_ok([&](const std::vector<Tensor>& in) { return make_jvp(f, in[0], v).second; }, {x}));
+}
+
+TEST(AutogradEager, MakeJvpWithARequiresGradParameter) {
+  Tensor W0 = random({3}, 53), x = random({3}, 54), v = random({3}, 55);
+  Tensor W = W0;
+  W.requires_grad_();
+  auto [y, t] = make_jvp([&](const Tensor& u) { return exp(u) * W; }, x, v);
+  EXPECT_TRUE(all_close(t.detach(), v * exp(x) * W0, 1e-12));
+  EXPECT_TRUE(y.requires_grad());
+  EXPECT_TRUE(t.requires_grad());  // the tangent depends on W too
+  sum(t).backward();
+  EXPECT_TRUE(all_close(W.grad(), v * exp(x), 1e-12));
+}
+
+TEST(AutogradHigherOrder, SecondDerivativesThroughSelectAndJoin) {
+  Generator gen(56);
+  Tensor cond = randint({3, 4}, 0, 2, &gen);
+  std::vector<std::pair<const char*, std::function<Tensor(const Tensor&)>>> fs = {
+      {"where", [&](const Tensor& x) { return where(cond, x * x * x, sin(x)); }},
+      {"masked_fill", [&](const Tensor& x) { return masked_fill(x * x * x, cond, 1.0); }},
+      {"concat", [](const Tensor& x) { return concat({x * x, exp(x)}, 1); }},
+      {"split", [](const Tensor& x) { auto p = split(x, 2, 1); return p[0] * p[1] * p[1]; }},
+      {"stack", [](const Tensor& x) { return stack({x * x, x}, 0) * x; }},
+      {"max", [](const Tensor& x) { return max(x * x * x, 1); }},
+      {"mean", [](const Tensor& x) { return mean(x * x, {0}) * mean(x, {0}); }},
+      {"cast", [](const Tensor& x) { return cast(cast(x, DType::Float32), DType::Float64) * x * x; }},
+  };
+  for (auto& [name, f] : fs) {
+    GradcheckOptions opt;
+    if (std::string(name) == "cast") {  // float32 rounding inside
+      opt.atol = 1e-3;
+      opt.rtol = 1e-2;
+      opt.eps = 1e-3;
+    }
+    auto g = [&](const std::vector<Tensor>& in) { return grad([&](const Tensor& v) { return sum(f(v)); })(in[0]); };
+    EXPECT_TRUE(grad_ok(g, {random({3, 4}, 57)}, opt)) << name;
+  }
+}
