@@ -1,6 +1,8 @@
 // Binary elementwise primitives with NumPy broadcasting: values against plain float64 loops,
 // float32 and int64 kernels, gradcheck (VJP, JVP, dot product) on broadcasting pairs, scalars and
 // non-contiguous operands, second derivatives, the operator overloads, and bad input.
+#include <limits>
+
 #include "ops/reference.h"
 
 using namespace ember;
@@ -168,4 +170,15 @@ TEST(Binary, Errors) {
     EXPECT_EMBER_ERROR(c.op(f, Tensor()), op);
   }
   EXPECT_EMBER_ERROR(f + arange(3), "int64");
+}
+
+TEST(Binary, MaximumAndMinimumPropagateNaN) {
+  double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor a = from_vector(std::vector<double>{nan, 1.0}), b = from_vector(std::vector<double>{1.0, nan});
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    for (const Tensor& r : {maximum(a.to(dt), b.to(dt)), minimum(a.to(dt), b.to(dt)), maximum(b.to(dt), a.to(dt))}) {
+      std::vector<double> v = r.to_vector<double>();
+      EXPECT_TRUE(std::isnan(v[0]) && std::isnan(v[1])) << r;
+    }
+  }
 }

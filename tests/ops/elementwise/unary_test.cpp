@@ -1,6 +1,8 @@
 // Unary elementwise primitives: values against std:: functions in float64, float32 kernels against
 // the same reference, gradcheck (VJP, JVP, dot product) on contiguous, transposed, strided,
 // broadcast (stride-0) and 0-d inputs, second derivatives, and bad input.
+#include <limits>
+
 #include "ops/reference.h"
 
 using namespace ember;
@@ -107,4 +109,11 @@ TEST(Unary, Errors) {
   for (const UnaryCase& c : cases()) EXPECT_EMBER_ERROR(c.op(i), std::string(c.name) + ":");
   for (const UnaryCase& c : cases()) EXPECT_EMBER_ERROR(c.op(i), "int64");
   EXPECT_EMBER_ERROR(exp(Tensor()), "exp:");
+}
+
+TEST(Unary, NaNPropagates) {
+  // relu and abs must not hide a NaN (a diverging model should show NaN, not zeros).
+  Tensor x = from_vector(std::vector<double>{std::numeric_limits<double>::quiet_NaN()});
+  for (const UnaryCase& c : cases())
+    for (DType dt : {DType::Float32, DType::Float64}) EXPECT_TRUE(std::isnan(c.op(x.to(dt)).item())) << c.name << " " << dt;
 }
