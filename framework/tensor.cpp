@@ -303,6 +303,7 @@ namespace {
 template <class T>
 Tensor from_host(const std::vector<T>& v, const Shape& shape) {
   Shape s = shape.empty() && v.size() != 1 ? Shape{int64_t(v.size())} : shape;
+  for (int64_t d : s) EMBER_CHECK(d >= 0, "from_vector: negative dimension in shape ", ember::to_string(s));
   EMBER_CHECK(numel(s) == int64_t(v.size()), "from_vector: ", v.size(), " values do not fill shape ", ember::to_string(s),
               " (", numel(s), " elements)");
   Tensor t = empty(s, dtype_of<T>::value);
