@@ -427,3 +427,14 @@ TEST(AutogradTrace, RecordedGraphOfBaydinsExample) {
   EXPECT_EQ(adj[1].item(), -1.0);  // d y / d sin(x2)
   EXPECT_FALSE(autograd::record_values());
 }
+
+TEST(AutogradHigherOrder, NoPerturbationConfusion) {
+  // d/dx [ x * d/dy (x + y) at y = 1 ] at x = 1 is 1; mixing up the two derivatives' tags gives 2.
+  Tensor one = scalar(1.0, DType::Float64);
+  auto inner_fwd = [&](const Tensor& x) { return make_jvp([&](const Tensor& y) { return x + y; }, one, one).second; };
+  EXPECT_EQ(make_jvp([&](const Tensor& x) { return x * inner_fwd(x); }, one, one).second.item(), 1.0);
+  auto inner_rev = [&](const Tensor& x) { return grad([&](const Tensor& y) { return x + y; })(one); };
+  EXPECT_EQ(grad([&](const Tensor& x) { return x * inner_rev(x); })(one).item(), 1.0);
+  EXPECT_EQ(grad([&](const Tensor& x) { return x * inner_fwd(x); })(one).item(), 1.0);
+  EXPECT_EQ(make_jvp([&](const Tensor& x) { return x * inner_rev(x); }, one, one).second.item(), 1.0);
+}

@@ -81,6 +81,7 @@ TEST(TensorFactory, FromVectorRoundTrip) {
   EXPECT_EQ(from_vector(std::vector<double>{9.0}, {1}).shape(), (Shape{1}));
   EXPECT_EMBER_ERROR(from_vector(f, {4, 2}), "from_vector");
   EXPECT_EMBER_ERROR(from_vector(f, {4}), "[4]");
+  EXPECT_EMBER_ERROR(from_vector(std::vector<double>{1, 2}, {-1, -2}), "from_vector");
 }
 
 TEST(TensorFactory, NegativeDimensionIsAnError) { EXPECT_EMBER_ERROR(zeros({2, -3}), "negative"); }
