@@ -165,9 +165,9 @@ std::pair<Tensor, Tensor> max_kernel(const Tensor& x_in, int64_t d) {
         int64_t bi = 0;
         // NaN propagates: the first NaN wins and stays (as in NumPy and PyTorch).
         for (int64_t k = 1; k < r && best == best; ++k) {
-          scalar_t v = base[k * inner];
-          if (v > best || v != v) {
-            best = v;
+          scalar_t cand = base[k * inner];
+          if (cand > best || cand != cand) {
+            best = cand;
             bi = k;
           }
         }
