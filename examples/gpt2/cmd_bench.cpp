@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "framework/autograd/trace.h"
 #include "framework/parallel.h"
 #include "models/gpt2/checkpoint.h"
 #include "models/gpt2/generate.h"

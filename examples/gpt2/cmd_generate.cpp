@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "framework/autograd/trace.h"
 #include "framework/io/npy.h"
 #include "models/gpt2/checkpoint.h"
 #include "models/gpt2/generate.h"

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "framework/autograd/trace.h"
 #include "framework/optim/adam.h"
 #include "framework/optim/clip_grad.h"
 #include "models/gpt2/checkpoint.h"
@@ -80,10 +81,10 @@ int train(int argc, char** argv) {
             << data.train_bytes() << " training and " << data.val_bytes() << " validation bytes; unigram baseline "
             << std::fixed << std::setprecision(3) << unigram << " nats/byte\n";
 
-  AdamOptions ao;
+  optim::AdamOptions ao;
   ao.lr = a["lr"].as<double>();
   ao.weight_decay = 0.1;
-  AdamW opt(model.parameters(), ao);
+  optim::AdamW opt(model.parameters(), ao);
   double peak = ao.lr, minutes = a["minutes"].as<double>();
   int64_t warmup = std::min<int64_t>(100, steps / 10 + 1);
   Generator gen(a["seed"].as<uint64_t>() + 1);
@@ -101,7 +102,7 @@ int train(int argc, char** argv) {
     auto [x, y] = data.batch(false, batch, context, gen);
     Tensor loss = lm_loss(model.forward(x), y);
     loss.backward();
-    clip_grad_norm(model.parameters(), 1.0);
+    optim::clip_grad_norm(model.parameters(), 1.0);
     opt.step();
     opt.zero_grad();
     double l = loss.item();

@@ -21,7 +21,7 @@ std::unique_ptr<GPT2> load_model(const std::string& dir) {
   std::string weights = dir + "/model.safetensors";
   EMBER_CHECK(fs::exists(weights), "gpt2: '", weights,
               "' not found (Ember reads the safetensors format; convert pytorch_model.bin first)");
-  NamedTensors raw = load_safetensors(weights);
+  NamedTensors raw = io::load_safetensors(weights).tensors;
   NamedTensors state;
   std::set<std::string> seen;
   Tensor lm_head;
@@ -53,7 +53,7 @@ void save_model(const GPT2& model, const std::string& dir) {
     f << model.config().to_json_string() << "\n";
   }
   fs::rename(tmp, dir + "/config.json");
-  save_safetensors(dir + "/model.safetensors", model.state_dict());
+  io::save_safetensors(dir + "/model.safetensors", model.state_dict());
 }
 
 }  // namespace ember::gpt2

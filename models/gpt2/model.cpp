@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "framework/autograd/trace.h"
 #include "framework/nn/init.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/embedding/embedding.h"
@@ -86,8 +87,8 @@ Tensor Block::forward(const Tensor& x, KVCache* cache, const Hooks* hooks) {
 GPT2::GPT2(const Config& cfg, uint64_t seed) : cfg_(cfg) {
   cfg.validate();
   Generator gen(seed);
-  wte = register_parameter("wte.weight", normal({cfg.vocab_size, cfg.n_embd}, 0.0, 0.02, DType::Float32, &gen));
-  wpe = register_parameter("wpe.weight", normal({cfg.n_positions, cfg.n_embd}, 0.0, 0.01, DType::Float32, &gen));
+  wte = register_module("wte", std::make_shared<Table>(normal({cfg.vocab_size, cfg.n_embd}, 0.0, 0.02, DType::Float32, &gen)))->weight;
+  wpe = register_module("wpe", std::make_shared<Table>(normal({cfg.n_positions, cfg.n_embd}, 0.0, 0.01, DType::Float32, &gen)))->weight;
   auto h = register_module("h", std::make_shared<Scope>());
   for (int64_t l = 0; l < cfg.n_layer; ++l)
     blocks.push_back(h->add(std::to_string(l), std::make_shared<Block>(cfg, l, gen)));

@@ -36,6 +36,15 @@ class Scope : public nn::Module {
   std::string name() const override { return "Scope"; }
 };
 
+// A learned table (token or position embeddings) registered as "<name>.weight".
+class Table : public nn::Module {
+ public:
+  explicit Table(Tensor init) { weight = register_parameter("weight", std::move(init)); }
+  Tensor forward(const Tensor&) override { throw Error("gpt2: a Table is read through embedding()"); }
+  std::string name() const override { return "Table"; }
+  Tensor weight;
+};
+
 class LayerNorm : public nn::Module {
  public:
   LayerNorm(int64_t dim, double eps);

@@ -176,7 +176,7 @@ TEST(Gpt2Checkpoint, AcceptsTheTransformerPrefixLmHeadAndMaskBuffers) {
   for (auto& [n, t] : m.state_dict()) state.push_back({"transformer." + n, t});
   state.push_back({"lm_head.weight", m.wte.detach()});
   state.push_back({"transformer.h.0.attn.bias", ones({1, 1, c.n_positions, c.n_positions})});
-  save_safetensors(dir + "/model.safetensors", state);
+  io::save_safetensors(dir + "/model.safetensors", state);
   auto back = load_model(dir);
   autograd::NoGradGuard ng;
   Tensor ids = random_ids(1, 4, c.vocab_size, 24);
@@ -193,9 +193,9 @@ TEST(Gpt2Checkpoint, ErrorsNameTheMissingOrMisShapedTensor) {
     if (n != "h.1.mlp.c_fc.bias") missing.push_back({n, t});
     misshaped.push_back({n, n == "h.0.attn.c_proj.weight" ? t.t().contiguous().reshape({8, 32}) : t});
   }
-  save_safetensors(dir + "/model.safetensors", missing);
+  io::save_safetensors(dir + "/model.safetensors", missing);
   EXPECT_EMBER_ERROR(load_model(dir), "h.1.mlp.c_fc.bias");
-  save_safetensors(dir + "/model.safetensors", misshaped);
+  io::save_safetensors(dir + "/model.safetensors", misshaped);
   EXPECT_EMBER_ERROR(load_model(dir), "h.0.attn.c_proj.weight");
   EXPECT_EMBER_ERROR(load_model(dir + "/nope"), "does not exist");
   std::ofstream(dir + "/config.json") << "{\"n_embd\": 10, \"n_head\": 3}";
