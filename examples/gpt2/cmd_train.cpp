@@ -90,7 +90,8 @@ int train(int argc, char** argv) {
   Generator gen(a["seed"].as<uint64_t>() + 1);
   nlohmann::json log = nlohmann::json::array();
   auto t0 = std::chrono::steady_clock::now();
-  double val = eval_loss(model, data, eval_batches, batch, context), train_avg = NAN;
+  double val = eval_loss(model, data, eval_batches, batch, context), train_avg = NAN, window_sum = 0;
+  int64_t window_n = 0;
   log.push_back({{"step", 0}, {"val_loss", val}, {"seconds", 0.0}});
   int64_t step = 0;
   for (; step < steps; ++step) {
@@ -105,22 +106,25 @@ int train(int argc, char** argv) {
     optim::clip_grad_norm(model.parameters(), 1.0);
     opt.step();
     opt.zero_grad();
-    double l = loss.item();
-    train_avg = std::isnan(train_avg) ? l : 0.95 * train_avg + 0.05 * l;
+    window_sum += loss.item();
+    train_avg = window_sum / double(++window_n);  // mean training loss since the last evaluation
     if ((step + 1) % eval_every == 0 || step + 1 == steps) {
+      window_sum = 0;
+      window_n = 0;
       val = eval_loss(model, data, eval_batches, batch, context);
       log.push_back({{"step", step + 1}, {"train_loss", train_avg}, {"val_loss", val}, {"seconds", elapsed}});
     }
     double per_step = elapsed / double(std::max<int64_t>(step, 1));
-    std::cerr << "\r  step " << std::setw(5) << step + 1 << "/" << steps << "  loss " << std::setprecision(3) << train_avg
-              << "  val " << val << "  lr " << std::scientific << std::setprecision(2) << lr << std::fixed
+    double eta = std::min(per_step * double(steps - step - 1), minutes * 60 - elapsed);
+    std::cerr << "\r  step " << std::setw(5) << step + 1 << "/" << steps << "  train " << std::setprecision(3)
+              << train_avg << "  val " << val << "  lr " << std::scientific << std::setprecision(2) << lr << std::fixed
               << "  " << std::setprecision(2) << (step > 0 ? 1.0 / per_step : 0.0) << " steps/s  elapsed "
-              << std::setprecision(0) << elapsed << "s   " << std::flush;
+              << std::setprecision(0) << elapsed << " s  ETA " << std::max(0.0, eta) << " s   " << std::flush;
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   val = eval_loss(model, data, eval_batches * 4, batch, context);
   std::cerr << "\n";
-  std::cout << std::setprecision(3) << "trained " << step << " steps in " << std::setprecision(0) << seconds
+  std::cout << std::fixed << std::setprecision(3) << "trained " << step << " steps in " << std::setprecision(0) << seconds
             << " s; validation loss " << std::setprecision(3) << val << " nats/byte (unigram baseline " << unigram
             << ")\n";
   std::string out = a["out"].as<std::string>();
