@@ -51,6 +51,8 @@ int main(int argc, char** argv) {
   opts.add_options()("x1", "value of x1", cxxopts::value<double>()->default_value("2"))(
       "x2", "value of x2", cxxopts::value<double>()->default_value("5"))(
       "wrt", "the input whose tangent is 1 in the forward trace (1 or 2)", cxxopts::value<int>()->default_value("1"))(
+      "table", "which table to print: primal, tangent, adjoint or all",
+      cxxopts::value<std::string>()->default_value("all"))(
       "latex", "print the tables as LaTeX tabular environments")("json", "write the traces as JSON to this path",
                                                                   cxxopts::value<std::string>())(
       "h,help", "show this help");
@@ -61,11 +63,25 @@ int main(int argc, char** argv) {
       return 0;
     }
     int wrt = args["wrt"].as<int>();
-    EMBER_CHECK(wrt == 1 || wrt == 2, "autodiff_trace: --wrt must be 1 or 2, got ", wrt);
+    EMBER_CHECK(wrt == 1 || wrt == 2, "--wrt must be 1 or 2, got ", wrt);
     std::vector<double> x = {args["x1"].as<double>(), args["x2"].as<double>()};
     std::vector<double> dir = {wrt == 1 ? 1.0 : 0.0, wrt == 2 ? 1.0 : 0.0};
     auto t = autograd::trace_evaluation(baydin_example, x, dir);
+    if (args.count("json")) {
+      std::ofstream f(args["json"].as<std::string>());
+      EMBER_CHECK(f.good(), "cannot write ", args["json"].as<std::string>());
+      f << to_json(t).dump(2) << "\n";
+    }
+    std::string which = args["table"].as<std::string>();
+    EMBER_CHECK(which == "all" || which == "primal" || which == "tangent" || which == "adjoint",
+                "--table must be primal, tangent, adjoint or all, got '", which, "'");
     TraceFormat fmt = args.count("latex") ? TraceFormat::Latex : TraceFormat::Text;
+    if (which != "all") {
+      std::cout << (which == "primal"    ? autograd::primal_table(t, fmt)
+                    : which == "tangent" ? autograd::tangent_table(t, fmt)
+                                         : autograd::adjoint_table(t, fmt));
+      return 0;
+    }
     if (fmt == TraceFormat::Text)
       std::cout << "y = ln(x1) + x1*x2 - sin(x2) at (x1, x2) = (" << autograd::format_number(x[0]) << ", "
                 << autograd::format_number(x[1]) << "), tangent x-dot = (" << dir[0] << ", " << dir[1] << ")\n\n";
@@ -76,11 +92,6 @@ int main(int argc, char** argv) {
       std::cout << "\none forward pass (make_jvp): dy/dx" << wrt << " = " << autograd::format_number(t.y_tangent)
                 << "\none backward pass (make_vjp): dy/dx1 = " << autograd::format_number(t.gradient[0])
                 << ", dy/dx2 = " << autograd::format_number(t.gradient[1]) << "\n";
-    if (args.count("json")) {
-      std::ofstream f(args["json"].as<std::string>());
-      EMBER_CHECK(f.good(), "autodiff_trace: cannot write ", args["json"].as<std::string>());
-      f << to_json(t).dump(2) << "\n";
-    }
   } catch (const std::exception& e) {
     std::cerr << "autodiff_trace: " << e.what() << "\n";
     return 1;

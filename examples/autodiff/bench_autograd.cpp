@@ -88,6 +88,12 @@ nlohmann::json measure_ember(int ops, int size, int reps, int warm, int mreps, i
   vjp.reset();
   e["chain_total_s"] = median_seconds([&] { make_vjp(f, {x, a, b}).second({g}); }, warm, reps);
   e["chain_grad_a"] = grads[1].at({0});
+  // What the recorded chain keeps alive in tensor storage (node objects themselves are not counted).
+  int64_t base = memory_stats().current_bytes;
+  {
+    auto kept = make_vjp(f, {x, a, b});
+    e["chain_saved_bytes"] = memory_stats().current_bytes - base;
+  }
 
   progress("Ember MLP");
   Tensor xb = rand({batch, 784}), target = rand({batch, 10});
@@ -96,6 +102,11 @@ nlohmann::json measure_ember(int ops, int size, int reps, int warm, int mreps, i
     Tensor h = relu(matmul(xb, p[0]) + p[1]);
     return mean(square(matmul(h, p[2]) + p[3] - target));
   };
+  {
+    int64_t before = memory_stats().current_bytes;
+    auto kept = make_vjp([&](const std::vector<Tensor>& p) { return std::vector<Tensor>{loss(p)}; }, params);
+    e["mlp_saved_bytes"] = memory_stats().current_bytes - before;
+  }
   auto step = value_and_grads(loss);
   e["mlp_step_s"] = median_seconds([&] { step(params); }, warm, mreps);
   e["mlp_forward_s"] = median_seconds([&] { loss(params); }, warm, mreps);
@@ -191,6 +202,10 @@ int main(int argc, char** argv) {
         std::printf("%-36s %12.3f %12.3f %10.2f\n", r.first, ev, tv, ev / tv);
       }
     }
+    std::printf("\nmemory the recorded graph keeps alive (tensor storage, Ember): chain %.1f KiB (%.0f bytes per op), "
+                "MLP %.1f KiB\n",
+                e["chain_saved_bytes"].get<double>() / 1024, e["chain_saved_bytes"].get<double>() / ops,
+                e["mlp_saved_bytes"].get<double>() / 1024);
     if (!t.empty()) {
       double ratio = e["chain_total_s"].get<double>() / t["chain_total_s"].get<double>();
       std::printf("\nper-op overhead (forward + backward): Ember is %.2fx PyTorch's (goal: at most 0.50x) -> %s\n", ratio,
