@@ -341,7 +341,10 @@ std::string adjoint_table(const EvaluationTrace& t, TraceFormat format) {
   }
   for (int i = 0; i < t.num_inputs; ++i)
     rows.push_back({n.xbar(i + 1), n.vbar(i + 1 - t.num_inputs), "", "", format_number(t.gradient[size_t(i)])});
-  return render(n, "Reverse adjoint trace (in the order the backward pass visits the nodes)", rows);
+  std::string out = render(n, "Reverse adjoint trace (in the order the backward pass visits the nodes)", rows);
+  std::string order;
+  for (int i : t.visit_order) order += (order.empty() ? "" : ", ") + n.v(i);
+  return out + (n.latex() ? "% visit order: " : "  visit order: ") + order + "\n";
 }
 
 }  // namespace ember::autograd
