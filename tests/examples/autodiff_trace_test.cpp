@@ -136,3 +136,18 @@ TEST(BackwardObserver, NodesAreNumberedInCreationOrder) {
   EXPECT_LT(a.impl()->node->seq, b.impl()->node->seq);
   EXPECT_LT(x.impl()->node->seq, a.impl()->node->seq);
 }
+
+TEST(AutodiffTrace, ConstantsAndUnknownOpsStillPrint) {
+  // x1 * 3 has an untraced operand; tanh has no notation of its own here.
+  auto f = [](const std::vector<Tensor>& x) { return tanh(x[0] * 3.0) + x[1]; };
+  EvaluationTrace t = trace_evaluation(f, {0.2, 1.0}, {1, 0});
+  ASSERT_EQ(t.vars.size(), 5u);
+  EXPECT_EQ(t.var(1).args, (std::vector<int>{-1, kConstantArg}));
+  EXPECT_NEAR(t.gradient[0], 3 * (1 - std::pow(std::tanh(0.6), 2)), 1e-12);
+  EXPECT_NEAR(t.y_tangent, t.gradient[0], 1e-12);
+  EXPECT_EQ(t.steps.size(), 4u);  // add -> tanh and x2; tanh -> mul; mul -> x1 only (3 is constant)
+  std::string all = primal_table(t, TraceFormat::Text) + tangent_table(t, TraceFormat::Text) +
+                    adjoint_table(t, TraceFormat::Latex);
+  EXPECT_NE(all.find("v-1 × c"), std::string::npos) << all;
+  EXPECT_NE(all.find("tanh v1"), std::string::npos) << all;
+}
