@@ -1,6 +1,6 @@
 // bench_autograd: what recording costs. A chain of thousands of tiny recorded adds and muls through
 // make_vjp and one backward pass (per-op overhead: the kernels do almost nothing), and a small MLP
-// step (784-256-10, batch 128), each beside PyTorch eager measured in the same run by
+// step (784-256-10, batch 128, relu, cross-entropy), each beside PyTorch eager measured in the same run by
 // bench_autograd_torch.py. Warm-up, repeats, median.
 #include <cxxopts.hpp>
 #include <chrono>
@@ -96,11 +96,11 @@ nlohmann::json measure_ember(int ops, int size, int reps, int warm, int mreps, i
   }
 
   progress("Ember MLP");
-  Tensor xb = rand({batch, 784}), target = rand({batch, 10});
+  Tensor xb = rand({batch, 784}), target = randint({batch}, 0, 10);
   std::vector<Tensor> params = {normal({784, 256}, 0, 0.05), zeros({256}), normal({256, 10}, 0, 0.05), zeros({10})};
   auto loss = [&](const std::vector<Tensor>& p) {
     Tensor h = relu(matmul(xb, p[0]) + p[1]);
-    return mean(square(matmul(h, p[2]) + p[3] - target));
+    return cross_entropy(matmul(h, p[2]) + p[3], target);
   };
   {
     int64_t before = memory_stats().current_bytes;
