@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
       }
     }
     std::printf("\nmemory the recorded graph keeps alive (tensor storage, Ember): chain %.1f KiB (%.0f bytes per op), "
-                "MLP %.1f KiB; each node is also a %zu-byte Node object with its parents and VJP closure\n",
+                "MLP %.1f KiB; each node also costs sizeof(Node) = %zu bytes plus its parents array and VJP closure\n",
                 e["chain_saved_bytes"].get<double>() / 1024, e["chain_saved_bytes"].get<double>() / ops,
                 e["mlp_saved_bytes"].get<double>() / 1024, sizeof(autograd::Node));
     if (!t.empty()) {
