@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <algorithm>
 #include <optional>
+#include <thread>
 
 #include "ember.h"
 #include "framework/parallel.h"
@@ -45,6 +46,14 @@ std::string cpu_name() {
   while (std::getline(f, line))
     if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
   return "unknown CPU";
+}
+
+// The 1-minute load average: the machine may be shared, and a reader should know how busy it was.
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string one;
+  f >> one;
+  return one.empty() ? "unknown" : one;
 }
 
 void progress(const char* what) { std::cerr << "  measuring " << what << "...\n"; }
@@ -160,6 +169,7 @@ int main(int argc, char** argv) {
     const int rounds = args["rounds"].as<int>();
     EMBER_CHECK(rounds > 0, "bench_autograd: --rounds must be positive");
     nlohmann::json e, t;
+    std::string load_before = load_average();
     for (int r = 0; r < rounds; ++r) {
       std::cerr << "round " << r + 1 << " of " << rounds << "\n";
       keep_best(e, measure_ember(ops, size, reps, warm, mreps, batch));
@@ -174,6 +184,9 @@ int main(int argc, char** argv) {
     std::printf("\nCPU: %s; Ember: %d OpenMP threads; PyTorch: %s, %s threads\n", cpu_name().c_str(), num_threads(),
                 t.empty() ? "not run" : t["peer"].get<std::string>().c_str(),
                 t.empty() ? "-" : std::to_string(t["threads"].get<int>()).c_str());
+    std::string load_after = load_average();
+    std::printf("load average (1 min) before / after: %s / %s on %d cores\n", load_before.c_str(), load_after.c_str(),
+                int(std::thread::hardware_concurrency()));
     std::printf("chain of %d recorded ops (alternating add and mul) on float32[%d], median of %d, best of %d rounds\n\n", ops,
                 size, reps, rounds);
     std::printf("%-36s %12s %12s %10s\n", "per op (microseconds)", "Ember", "PyTorch", "Ember/PT");
@@ -217,7 +230,7 @@ int main(int argc, char** argv) {
     if (args.count("json")) {
       std::ofstream out(args["json"].as<std::string>());
       EMBER_CHECK(out.good(), "bench_autograd: cannot write ", args["json"].as<std::string>());
-      out << nlohmann::json{{"cpu", cpu_name()}, {"ops", ops}, {"size", size}, {"batch", batch}, {"ember", e}, {"pytorch", t}}.dump(2)
+      out << nlohmann::json{{"cpu", cpu_name()}, {"ops", ops}, {"size", size}, {"batch", batch}, {"load_before", load_before}, {"load_after", load_after}, {"ember", e}, {"pytorch", t}}.dump(2)
           << "\n";
     }
   } catch (const std::exception& ex) {
