@@ -64,14 +64,14 @@ nlohmann::json run_torch(const std::string& python, const std::string& script, c
                     " --ops " + std::to_string(a["ops"].as<int>()) + " --size " + std::to_string(a["size"].as<int>()) +
                     " --repeats " + std::to_string(a["repeats"].as<int>()) + " --warmup " +
                     std::to_string(a["warmup"].as<int>()) + " --mlp-repeats " + std::to_string(a["mlp-repeats"].as<int>()) +
-                    " --threads " + std::to_string(a["torch-threads"].as<int>());
+                    " --threads " + std::to_string(a["threads"].as<int>());
   FILE* p = popen(cmd.c_str(), "r");
-  EMBER_CHECK(p, "bench_autograd: cannot run ", cmd);
+  EMBER_CHECK(p, "cannot run ", cmd);
   std::string out;
   char buf[4096];
   while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
   int rc = pclose(p);
-  EMBER_CHECK(rc == 0, "bench_autograd: the PyTorch peer failed (exit ", rc, "): ", cmd);
+  EMBER_CHECK(rc == 0, "the PyTorch peer failed (exit ", rc, "): ", cmd);
   return nlohmann::json::parse(out);
 }
 
@@ -148,7 +148,8 @@ int main(int argc, char** argv) {
       "batch", "MLP batch size", cxxopts::value<int>()->default_value("128"))(
       "no-torch", "skip the PyTorch peer")(
       "python", "the Python with torch", cxxopts::value<std::string>()->default_value("/usr/bin/python3"))(
-      "torch-threads", "torch.set_num_threads for the peer", cxxopts::value<int>()->default_value("2"))(
+      "threads", "threads for both: Ember's OpenMP pool and torch.set_num_threads",
+      cxxopts::value<int>()->default_value("2"))(
       "torch-script", "the peer script",
       cxxopts::value<std::string>()->default_value(EMBER_AUTODIFF_DIR "/bench_autograd_torch.py"))(
       "json", "write the results as JSON to this path", cxxopts::value<std::string>())("h,help", "show this help");
@@ -161,13 +162,17 @@ int main(int argc, char** argv) {
     const int ops = args["ops"].as<int>(), size = args["size"].as<int>(), reps = args["repeats"].as<int>(),
               warm = args["warmup"].as<int>(), mreps = args["mlp-repeats"].as<int>(), batch = args["batch"].as<int>();
     EMBER_CHECK(ops > 0 && size > 0 && reps > 0 && warm >= 0 && mreps > 0 && batch > 0,
-                "bench_autograd: --ops, --size, --repeats, --mlp-repeats and --batch must be positive");
+                "--ops, --size, --repeats, --mlp-repeats and --batch must be positive");
+    EMBER_CHECK(args["threads"].as<int>() > 0, "--threads must be positive");
+#ifdef _OPENMP
+    omp_set_num_threads(args["threads"].as<int>());
+#endif
     std::cerr << "bench_autograd on " << cpu_name() << ", " << num_threads() << " OpenMP threads\n";
 
     // Ember and the peer take turns, round after round, and each figure is the best round's median:
     // the machine is shared, and a round that another process disturbed should not decide a ratio.
     const int rounds = args["rounds"].as<int>();
-    EMBER_CHECK(rounds > 0, "bench_autograd: --rounds must be positive");
+    EMBER_CHECK(rounds > 0, "--rounds must be positive");
     nlohmann::json e, t;
     std::string load_before = load_average();
     for (int r = 0; r < rounds; ++r) {
@@ -224,12 +229,12 @@ int main(int argc, char** argv) {
       std::printf("\nper-op overhead (forward + backward): Ember is %.2fx PyTorch's (goal: at most 0.50x) -> %s\n", ratio,
                   ratio <= 0.5 ? "met" : "NOT met");
       double ga = e["chain_grad_a"].get<double>(), gt = t["chain_grad_a"].get<double>();
-      EMBER_CHECK(std::abs(ga - gt) <= 1e-3 * std::abs(gt), "bench_autograd: Ember and PyTorch disagree on the gradient (",
+      EMBER_CHECK(std::abs(ga - gt) <= 1e-3 * std::abs(gt), "Ember and PyTorch disagree on the gradient (",
                   ga, " vs ", gt, "): the two chains are not the same computation");
     }
     if (args.count("json")) {
       std::ofstream out(args["json"].as<std::string>());
-      EMBER_CHECK(out.good(), "bench_autograd: cannot write ", args["json"].as<std::string>());
+      EMBER_CHECK(out.good(), "cannot write ", args["json"].as<std::string>());
       out << nlohmann::json{{"cpu", cpu_name()}, {"ops", ops}, {"size", size}, {"batch", batch}, {"load_before", load_before}, {"load_after", load_after}, {"ember", e}, {"pytorch", t}}.dump(2)
           << "\n";
     }
