@@ -1,0 +1,179 @@
+// The CUDA matmul study kernels, run on the CPU by a block emulator: it executes the very
+// __host__ __device__ phases the GPU kernels call (ops/matmul/cuda/*_kernel.h), for every block,
+// all threads of one phase before any thread of the next, which is exactly what __syncthreads()
+// guarantees and no more. Shared memory starts as NaN, so reading a value nobody staged shows up.
+// Compiled by g++: these tests run on every machine, GPU or not.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "ops/matmul/cuda/naive_kernel.h"
+#include "ops/matmul/cuda/register_tiled_kernel.h"
+#include "ops/matmul/cuda/tiled_kernel.h"
+#include "tests/ops/matmul/gemm_cases.h"
+
+namespace ember::testing {
+namespace {
+
+using cuda::Idx3;
+using cuda::LaunchShape;
+
+std::vector<Idx3> threads_of(const LaunchShape& l) {
+  std::vector<Idx3> out;
+  for (int z = 0; z < l.block.z; ++z)
+    for (int y = 0; y < l.block.y; ++y)
+      for (int x = 0; x < l.block.x; ++x) out.push_back({x, y, z});
+  return out;
+}
+
+template <class F>
+void for_each_block(const LaunchShape& l, F&& f) {
+  for (int z = 0; z < l.grid.z; ++z)
+    for (int y = 0; y < l.grid.y; ++y)
+      for (int x = 0; x < l.grid.x; ++x) f(Idx3{x, y, z});
+}
+
+template <class Shared>
+std::unique_ptr<Shared> nan_shared() {
+  auto s = std::make_unique<Shared>();
+  std::memset(static_cast<void*>(s.get()), 0xff, sizeof(Shared));  // all-ones bits: NaN in float and double
+  return s;
+}
+
+template <class T>
+void emulate_naive(const cuda::GemmView<T>& g, int batch) {
+  using K = cuda::NaiveMatmul<T>;
+  LaunchShape l = K::launch(g.m, g.n, batch);
+  auto threads = threads_of(l);
+  for_each_block(l, [&](Idx3 b) {
+    for (Idx3 t : threads) K::run(g, b, t);
+  });
+}
+
+// Runs a phased kernel K: per block, for each k step every thread's load, (barrier), every
+// thread's accumulate, (barrier); then every thread's store. With `barriers` false, each thread
+// runs load and accumulate back to back before the next thread starts, as if the barriers were
+// missing and threads ran in the worst order.
+template <class K, class T, class Load>
+void emulate_phased(const cuda::GemmView<T>& g, int batch, int64_t steps, Load load, bool barriers = true) {
+  LaunchShape l = K::launch(g.m, g.n, batch);
+  auto threads = threads_of(l);
+  for_each_block(l, [&](Idx3 b) {
+    auto shared = nan_shared<typename K::Shared>();
+    std::vector<typename K::Regs> regs(threads.size());
+    for (int64_t step = 0; step < steps; ++step) {
+      if (barriers) {
+        for (Idx3 t : threads) load(*shared, b, t, step);
+        for (size_t i = 0; i < threads.size(); ++i) K::accumulate(*shared, regs[i], threads[i]);
+      } else {
+        for (size_t i = 0; i < threads.size(); ++i) {
+          load(*shared, b, threads[i], step);
+          K::accumulate(*shared, regs[i], threads[i]);
+        }
+      }
+    }
+    for (size_t i = 0; i < threads.size(); ++i) K::store(g, regs[i], b, threads[i]);
+  });
+}
+
+template <class T, int TILE>
+void emulate_tiled(const cuda::GemmView<T>& g, int batch, bool barriers = true) {
+  using K = cuda::TiledMatmul<T, TILE>;
+  emulate_phased<K>(
+      g, batch, K::steps(g), [&](typename K::Shared& s, Idx3 b, Idx3 t, int64_t step) { K::load(g, s, b, t, step); },
+      barriers);
+}
+
+template <class K>
+void emulate_register_tiled(const cuda::GemmView<float>& g, int batch) {
+  typename K::Vec vec = K::vectorisable(g);
+  emulate_phased<K>(g, batch, K::steps(g),
+                    [&](typename K::Shared& s, Idx3 b, Idx3 t, int64_t step) { K::load(g, vec, s, b, t, step); });
+}
+
+TEST(CudaEmulator, NaiveMatchesFloat64Reference) {
+  for (const GemmCase& c : awkward_gemm_cases()) {
+    HostGemm<float> f(c);
+    emulate_naive(f.view, c.batch);
+    EXPECT_TRUE(f.check(f.c));
+    HostGemm<double> d(c);
+    emulate_naive(d.view, c.batch);
+    EXPECT_TRUE(d.check(d.c));
+  }
+}
+
+template <int TILE>
+void check_tiled() {
+  for (const GemmCase& c : awkward_gemm_cases()) {
+    HostGemm<float> f(c);
+    emulate_tiled<float, TILE>(f.view, c.batch);
+    EXPECT_TRUE(f.check(f.c)) << "TILE " << TILE;
+    HostGemm<double> d(c);
+    emulate_tiled<double, TILE>(d.view, c.batch);
+    EXPECT_TRUE(d.check(d.c)) << "TILE " << TILE;
+  }
+}
+TEST(CudaEmulator, Tiled4MatchesFloat64Reference) { check_tiled<4>(); }
+TEST(CudaEmulator, Tiled8MatchesFloat64Reference) { check_tiled<8>(); }
+TEST(CudaEmulator, Tiled16MatchesFloat64Reference) { check_tiled<16>(); }
+TEST(CudaEmulator, Tiled32MatchesFloat64Reference) { check_tiled<32>(); }
+
+// The emulator is only worth something if it catches a missing __syncthreads(): run the tiled
+// kernel's phases thread by thread with no barrier and expect a wrong product.
+TEST(CudaEmulator, TiledWithoutBarriersIsCaught) {
+  GemmCase c{33, 40, 36};
+  HostGemm<float> f(c);
+  emulate_tiled<float, 8>(f.view, c.batch, /*barriers=*/false);
+  EXPECT_FALSE(f.check(f.c));
+}
+
+template <class K>
+void check_register_tiled(const char* config) {
+  for (const GemmCase& c : awkward_gemm_cases()) {
+    HostGemm<float> f(c);
+    emulate_register_tiled<K>(f.view, c.batch);
+    EXPECT_TRUE(f.check(f.c)) << config;
+  }
+}
+TEST(CudaEmulator, RegisterTiledGpuConfigMatchesFloat64Reference) {
+  check_register_tiled<cuda::RegisterTiledSgemm>("128x128x8, 8x8 per thread");
+}
+TEST(CudaEmulator, RegisterTiledSmallConfigsMatchFloat64Reference) {
+  check_register_tiled<cuda::RegisterTiledMatmul<16, 16, 4, 4, 4>>("16x16x4, 4x4 per thread");
+  check_register_tiled<cuda::RegisterTiledMatmul<32, 64, 8, 4, 8>>("32x64x8, 4x8 per thread (two float4s per tile)");
+}
+
+// The float4 path is taken exactly when the operands allow it, and is exercised by the cases above.
+TEST(CudaEmulator, RegisterTiledVectorisesOnlyAlignedRowMajorOperands) {
+  using K = cuda::RegisterTiledSgemm;
+  HostGemm<float> row(GemmCase{17, 8, 12});
+  K::Vec v = K::vectorisable(row.view);
+  EXPECT_TRUE(v.a && v.b);
+  HostGemm<float> odd(GemmCase{7, 5, 3});  // row strides 5 and 3: rows are not 16-byte aligned
+  v = K::vectorisable(odd.view);
+  EXPECT_FALSE(v.a || v.b);
+  HostGemm<float> ta(GemmCase{33, 17, 65, 1, Layout::TransposedA});
+  EXPECT_FALSE(K::vectorisable(ta.view).a);
+  cuda::GemmView<float> shifted = row.view;
+  shifted.a += 1;  // 4 bytes off: not 16-byte aligned
+  EXPECT_FALSE(K::vectorisable(shifted).a);
+}
+
+TEST(CudaEmulator, LaunchShapesCoverTheOutput) {
+  using T16 = cuda::TiledMatmul<float, 16>;
+  LaunchShape l = T16::launch(33, 65, 3);
+  EXPECT_EQ(l.grid.x, 5);
+  EXPECT_EQ(l.grid.y, 3);
+  EXPECT_EQ(l.grid.z, 3);
+  EXPECT_EQ(l.block.x * l.block.y, 256);
+  LaunchShape r = cuda::RegisterTiledSgemm::launch(129, 128, 1);
+  EXPECT_EQ(r.grid.x, 1);
+  EXPECT_EQ(r.grid.y, 2);
+  EXPECT_EQ(r.block.x, cuda::RegisterTiledSgemm::kThreads);
+}
+
+}  // namespace
+}  // namespace ember::testing
