@@ -88,8 +88,9 @@ struct HostGemm {
 
   // Compares `out` (laid out like c) with the reference; the bound is the worst-case rounding of
   // a k-term sum in T, relative to sum |a||b|.
-  ::testing::AssertionResult check(const std::vector<T>& out) const {
-    double eps = sizeof(T) == 4 ? 6e-8 : 1.2e-16;
+  // `eps` overrides the unit roundoff (e.g. TF32's 2^-11, whose inputs are rounded to 10 bits).
+  ::testing::AssertionResult check(const std::vector<T>& out, double eps = 0) const {
+    if (eps == 0) eps = sizeof(T) == 4 ? 6e-8 : 1.2e-16;
     for (int z = 0; z < cs.batch; ++z)
       for (int64_t i = 0; i < cs.m; ++i)
         for (int64_t j = 0; j < cs.n; ++j) {
