@@ -7,6 +7,7 @@
 
 #include "framework/cuda/check.h"
 #include "framework/shape.h"
+#include "framework/tensor.h"
 
 namespace ember::cuda {
 
@@ -67,5 +68,29 @@ OffsetCalc<N> make_offset_calc(const Shape& shape, const std::array<Shape, N>& s
   for (int k = 0; k < N; ++k) c.base[k] = base[k];
   return c;
 }
+
+}  // namespace ember::cuda
+
+namespace ember::cuda {
+
+// Reports the first bad element a kernel met (an id or a target out of range): kernels call
+// report(i) with the flat index, the host asks first() afterwards (one small synchronous copy).
+class BadIndex {
+ public:
+  BadIndex() : flag_(empty({1}, DType::Int64, Device::CUDA)) {
+    EMBER_CUDA_CHECK(cudaMemsetAsync(flag_.raw_data(), 0xff, sizeof(unsigned long long), nullptr));
+  }
+  unsigned long long* ptr() const { return static_cast<unsigned long long*>(flag_.raw_data()); }
+  // The smallest reported flat index, or -1 when every element was fine.
+  int64_t first() const {
+    unsigned long long v = 0;
+    EMBER_CUDA_CHECK(cudaMemcpy(&v, ptr(), sizeof v, cudaMemcpyDeviceToHost));
+    return v == ~0ull ? -1 : int64_t(v);
+  }
+  __device__ static void report(unsigned long long* flag, int64_t i) { atomicMin(flag, (unsigned long long)i); }
+
+ private:
+  Tensor flag_;
+};
 
 }  // namespace ember::cuda
