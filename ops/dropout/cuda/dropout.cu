@@ -1,8 +1,6 @@
 // CUDA dropout with the CPU kernel's contract (ops/dropout/dropout.cpp): element i of the
 // (contiguous) input is kept when dropout_keep(seed, i, p), the counter-based draw of
 // ops/dropout/keep_mask.h, so the GPU drops exactly the elements the CPU drops for a seed.
-// Built once keep_mask.h is in the tree (it arrives with the CPU dropout op).
-#if __has_include("ops/dropout/keep_mask.h")
 #include "framework/cuda/indexing.cuh"
 #include "ops/dropout/keep_mask.h"
 
@@ -37,4 +35,3 @@ Tensor dropout(const Tensor& x_in, double p, uint64_t seed, Tensor* mask) {
 }
 
 }  // namespace ember::cuda
-#endif
