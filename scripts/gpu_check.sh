@@ -65,7 +65,11 @@ fi
 
 # ---- GPU sweeps ----
 # Matmul study: every variant, n 256..8192, TILE swept.
-step bench_matmul_cuda 150 "$BUILD_DIR/bin/bench_matmul_cuda" --device cuda --json "$OUT/bench_matmul_cuda.json"
+step bench_matmul_gpu 150 "$BUILD_DIR/bin/bench_matmul_gpu" --json "$OUT/bench_matmul_gpu.json"
+# The same variants through the shared matmul harness (bench_matmul --device cuda), incl. GPT-2 shapes.
+if [ -x "$BUILD_DIR/bin/bench_matmul" ]; then
+  step bench_matmul_cuda 60 "$BUILD_DIR/bin/bench_matmul" --device cuda --sizes 1024,4096 --json "$OUT/bench_matmul_cuda.json"
+fi
 
 # Attention study (issue: flash attention): added here once bench_attention has a CUDA path.
 if [ -x "$BUILD_DIR/bin/bench_attention" ]; then

@@ -1,10 +1,11 @@
-// bench_matmul_cuda: the GPU matmul study. Times every CUDA variant (naive, tiled for each TILE,
+// bench_matmul_gpu: the GPU matmul study's sweep. Times every CUDA variant (naive, tiled for each TILE,
 // register-tiled, cuBLAS, cuBLAS with TF32) on n x n float32 products, with CUDA events around
 // each kernel, after a warm-up, with the L2 cache flushed before every timed run; reports the
 // median, GFLOP/s and the percentage of cuBLAS (FP32) at the same n. Every variant's result is
 // checked against cuBLAS in every run; a wrong result fails the program.
 //
-//   bench_matmul_cuda --device cuda [--sizes 256,1024] [--variants naive,tiled] [--tiles 8,16] [--json out.json]
+//   bench_matmul_gpu [--sizes 256,1024] [--variants naive,tiled] [--tiles 8,16] [--json out.json]
+// (bench_matmul --device cuda runs the same variants through the shared matmul harness.)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include "ember.h"
 #include "framework/cuda/check.h"
 #include "framework/cuda/cuda.h"
+#include "examples/matmul_cuda/gpu_timing.h"
 #include "ops/matmul/cuda/gemm.h"
 
 using namespace ember;
@@ -75,16 +77,10 @@ void progress(size_t done, size_t total, const std::string& what) {
   std::fflush(stderr);
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  cxxopts::Options options("bench_matmul_cuda",
+  cxxopts::Options options("bench_matmul_gpu",
                            "GPU matmul study: naive, shared-memory tiled (TILE sweep), register-tiled, cuBLAS and "
                            "cuBLAS-TF32 on n x n float32 matrices; GFLOP/s and % of cuBLAS, CUDA-event timing.");
   options.add_options()
@@ -103,7 +99,7 @@ int main(int argc, char** argv) {
   try {
     args = options.parse(argc, argv);
   } catch (const std::exception& e) {
-    std::cerr << "bench_matmul_cuda: " << e.what() << "\n" << options.help() << "\n";
+    std::cerr << "bench_matmul_gpu: " << e.what() << "\n" << options.help() << "\n";
     return 2;
   }
   if (args.count("help")) {
@@ -112,11 +108,11 @@ int main(int argc, char** argv) {
   }
   try {
     if (args["device"].as<std::string>() != "cuda") {
-      std::cerr << "bench_matmul_cuda measures the GPU; for --device cpu run bench_matmul\n";
+      std::cerr << "bench_matmul_gpu measures the GPU; for --device cpu run bench_matmul\n";
       return 2;
     }
     if (!cuda_available()) {
-      std::cerr << "bench_matmul_cuda: no GPU usable here (" << cuda::unavailable_reason() << "); nothing measured\n";
+      std::cerr << "bench_matmul_gpu: no GPU usable here (" << cuda::unavailable_reason() << "); nothing measured\n";
       return 3;
     }
     std::vector<int64_t> sizes = parse_ints(args["sizes"].as<std::string>());
@@ -126,7 +122,7 @@ int main(int argc, char** argv) {
       MatmulImpl impl = parse_matmul_impl(v);
       EMBER_CHECK(impl == MatmulImpl::Naive || impl == MatmulImpl::Tiled || impl == MatmulImpl::RegisterTiled ||
                       impl == MatmulImpl::Cublas || impl == MatmulImpl::CublasTF32,
-                  "bench_matmul_cuda: '", v, "' is not a CUDA variant");
+                  "bench_matmul_gpu: '", v, "' is not a CUDA variant");
       if (impl == MatmulImpl::Tiled)
         for (int64_t t : tiles) variants.push_back({impl, int(t)});
       else variants.push_back({impl, 0});
@@ -135,13 +131,14 @@ int main(int argc, char** argv) {
     double max_seconds = args["max-seconds"].as<double>();
     bool flush = !args.count("no-flush");
     uint64_t seed = args["seed"].as<uint64_t>();
-    EMBER_CHECK(reps >= 1 && warmup >= 0, "bench_matmul_cuda: --reps must be >= 1 and --warmup >= 0");
+    EMBER_CHECK(reps >= 1 && warmup >= 0, "bench_matmul_gpu: --reps must be >= 1 and --warmup >= 0");
 
     std::string gpu = cuda::device_name();
     int64_t l2 = cuda::l2_cache_bytes();
-    // Writing a buffer twice the L2's size evicts the operands, so every timed run starts cold,
-    // as a kernel inside a model would (llm.c's dev/cuda benchmarks do the same).
-    Tensor flush_buf = empty({2 * l2}, DType::Float32, Device::CUDA);
+    gpu_bench::L2Flusher flusher;
+    gpu_bench::GpuTiming timing;
+    timing.warmup = warmup, timing.reps = reps, timing.min_reps = std::min(3, reps), timing.max_seconds = max_seconds;
+    timing.flush_l2 = flush;
     std::cout << "GPU: " << gpu << " (L2 " << l2 / (1 << 20) << " MiB); float32, C = A B, n x n; median of up to "
               << reps << " runs after " << warmup << " warm-up" << (flush ? ", L2 flushed before each run" : "") << "\n\n";
 
@@ -164,25 +161,11 @@ int main(int argc, char** argv) {
         progress(done, total, str("n=", n, " ", v.label()));
         g.c = c.data<float>();
         EMBER_CUDA_CHECK(cudaMemset(c.data<float>(), 0xff, size_t(n * n) * 4));  // NaN: unwritten outputs fail the check
-        auto run = [&] { cuda::gemm(g, 1, v.impl, v.tile); };
-        cuda::Event start, stop;
-        std::vector<double> times;
-        for (int w = 0; w < warmup; ++w) run();
-        for (int r = 0; r < reps; ++r) {
-          if (flush) EMBER_CUDA_CHECK(cudaMemsetAsync(flush_buf.raw_data(), r, size_t(flush_buf.numel()) * 4, nullptr));
-          start.record();
-          run();
-          stop.record();
-          stop.synchronize();
-          times.push_back(stop.elapsed_ms(start));
-          double spent = 0;
-          for (double t : times) spent += t / 1000;
-          if (int(times.size()) >= 3 && spent + times.back() / 1000 > max_seconds) break;
-        }
+        gpu_bench::GpuSamples times = gpu_bench::time_gemm(g, v.impl, v.tile, timing, flusher);
         Result res{n, v};
-        res.ms_median = median(times);
-        res.ms_min = *std::min_element(times.begin(), times.end());
-        res.reps = int(times.size());
+        res.ms_median = times.median_ms();
+        res.ms_min = times.min_ms();
+        res.reps = int(times.ms.size());
         res.gflops = 2.0 * double(n) * double(n) * double(n) / (res.ms_median * 1e6);
         double err = max(abs(c - ref)).item();
         res.max_rel_err = err / std::max(ref_scale, 1e-30);
@@ -210,7 +193,7 @@ int main(int argc, char** argv) {
 
     if (args.count("json")) {
       nlohmann::json j;
-      j["program"] = "bench_matmul_cuda";
+      j["program"] = "bench_matmul_gpu";
       j["gpu"] = gpu;
       j["l2_bytes"] = l2;
       j["dtype"] = "float32";
@@ -228,15 +211,15 @@ int main(int argc, char** argv) {
                                 {"max_rel_err_vs_cublas", r.max_rel_err},
                                 {"ok", r.ok}});
       std::ofstream out(args["json"].as<std::string>());
-      EMBER_CHECK(out, "bench_matmul_cuda: cannot write ", args["json"].as<std::string>());
+      EMBER_CHECK(out, "bench_matmul_gpu: cannot write ", args["json"].as<std::string>());
       out << j.dump(2) << "\n";
     }
     if (!all_ok) {
-      std::cerr << "bench_matmul_cuda: a variant disagreed with cuBLAS (see the check column)\n";
+      std::cerr << "bench_matmul_gpu: a variant disagreed with cuBLAS (see the check column)\n";
       return 1;
     }
   } catch (const Error& e) {
-    std::cerr << "bench_matmul_cuda: " << e.what() << "\n";
+    std::cerr << "bench_matmul_gpu: " << e.what() << "\n";
     return 1;
   }
   return 0;
