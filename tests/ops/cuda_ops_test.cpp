@@ -126,3 +126,19 @@ TEST(CudaOps, GradientsOnTheGpuMatchTheCpu) {
     EXPECT_TRUE(all_close(cpu(gg), gc, 1e-12, 1e-10)) << "input " << i;
   }
 }
+
+TEST(CudaOps, FillAndConstantFactoriesStayOnTheGpu) {
+  EMBER_SKIP_WITHOUT_GPU();
+  for (DType dt : {DType::Float32, DType::Float64, DType::Int64}) {
+    Tensor f = full({3, 5}, 7.0, dt, Device::CUDA);
+    EXPECT_EQ(f.device(), Device::CUDA);
+    EXPECT_TRUE(all_close(cpu(f), full({3, 5}, 7.0, dt), 0, 0));
+    EXPECT_TRUE(all_close(cpu(zeros({0, 4}, dt, Device::CUDA)), zeros({0, 4}, dt), 0, 0));
+  }
+  Tensor x = random({4, 6}, 61), g = gpu(x);
+  g.t().slice(0, 1, 6, 2).fill_(-3.0);  // through a strided view: only every other column changes
+  Tensor expect = x.clone();
+  expect.t().slice(0, 1, 6, 2).fill_(-3.0);
+  EXPECT_TRUE(all_close(cpu(g), expect, 0, 0));
+  EXPECT_TRUE(all_close(cpu(gpu(x) * 2.5 + 1.0), x * 2.5 + 1.0, 1e-15, 1e-15));  // scalars built on the GPU
+}
