@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
       g.c_rs = n;
       g.c = ref.data<float>();
       cuda::gemm(g, 1, MatmulImpl::Cublas);  // the reference every variant is checked against
-      double ref_scale = max(abs(ref)).item();
+      double ref_scale = max(abs(ref)).to(Device::CPU).item();
       double cublas_gflops = 0;
       for (const Variant& v : variants) {
         progress(done, total, str("n=", n, " ", v.label()));
@@ -167,7 +167,7 @@ int main(int argc, char** argv) {
         res.ms_min = times.min_ms();
         res.reps = int(times.ms.size());
         res.gflops = 2.0 * double(n) * double(n) * double(n) / (res.ms_median * 1e6);
-        double err = max(abs(c - ref)).item();
+        double err = max(abs(c - ref)).to(Device::CPU).item();
         res.max_rel_err = err / std::max(ref_scale, 1e-30);
         // FP32 variants differ from cuBLAS only by summation order; TF32 rounds inputs to 10 bits.
         double bound = v.impl == MatmulImpl::CublasTF32 ? 1e-2 : 1e-4;
