@@ -53,25 +53,40 @@ void emulate_naive(const cuda::GemmView<T>& g, int batch) {
   });
 }
 
+// Which barriers the emulated kernel has: both (the real kernels), none, or only the first
+// (tiles complete before use, but nothing stops a fast thread from staging the next step's tile
+// over one a slow thread is still reading).
+enum class Barriers { Both, None, FirstOnly };
+
 // Runs a phased kernel K: per block, for each k step every thread's load, (barrier), every
-// thread's accumulate, (barrier); then every thread's store. With `barriers` false, each thread
-// runs load and accumulate back to back before the next thread starts, as if the barriers were
-// missing and threads ran in the worst order.
+// thread's accumulate, (barrier); then every thread's store. Without barriers, threads run their
+// phases back to back in the worst order for the missing barrier.
 template <class K, class T, class Load>
-void emulate_phased(const cuda::GemmView<T>& g, int batch, int64_t steps, Load load, bool barriers = true) {
+void emulate_phased(const cuda::GemmView<T>& g, int batch, int64_t steps, Load load, Barriers barriers = Barriers::Both) {
   LaunchShape l = K::launch(g.m, g.n, batch);
   auto threads = threads_of(l);
   for_each_block(l, [&](Idx3 b) {
     auto shared = nan_shared<typename K::Shared>();
     std::vector<typename K::Regs> regs(threads.size());
     for (int64_t step = 0; step < steps; ++step) {
-      if (barriers) {
+      if (barriers == Barriers::Both) {
         for (Idx3 t : threads) load(*shared, b, t, step);
         for (size_t i = 0; i < threads.size(); ++i) K::accumulate(*shared, regs[i], threads[i]);
-      } else {
+      } else if (barriers == Barriers::None) {
         for (size_t i = 0; i < threads.size(); ++i) {
           load(*shared, b, threads[i], step);
           K::accumulate(*shared, regs[i], threads[i]);
+        }
+      } else {  // FirstOnly: thread 0 races ahead into the next step's load before the others read
+        if (step == 0)
+          for (Idx3 t : threads) load(*shared, b, t, step);
+        if (step + 1 < steps) {
+          K::accumulate(*shared, regs[0], threads[0]);
+          load(*shared, b, threads[0], step + 1);
+          for (size_t i = 1; i < threads.size(); ++i) K::accumulate(*shared, regs[i], threads[i]);
+          for (size_t i = 1; i < threads.size(); ++i) load(*shared, b, threads[i], step + 1);
+        } else {
+          for (size_t i = 0; i < threads.size(); ++i) K::accumulate(*shared, regs[i], threads[i]);
         }
       }
     }
@@ -80,7 +95,7 @@ void emulate_phased(const cuda::GemmView<T>& g, int batch, int64_t steps, Load l
 }
 
 template <class T, int TILE>
-void emulate_tiled(const cuda::GemmView<T>& g, int batch, bool barriers = true) {
+void emulate_tiled(const cuda::GemmView<T>& g, int batch, Barriers barriers = Barriers::Both) {
   using K = cuda::TiledMatmul<T, TILE>;
   emulate_phased<K>(
       g, batch, K::steps(g), [&](typename K::Shared& s, Idx3 b, Idx3 t, int64_t step) { K::load(g, s, b, t, step); },
@@ -126,8 +141,15 @@ TEST(CudaEmulator, Tiled32MatchesFloat64Reference) { check_tiled<32>(); }
 TEST(CudaEmulator, TiledWithoutBarriersIsCaught) {
   GemmCase c{33, 40, 36};
   HostGemm<float> f(c);
-  emulate_tiled<float, 8>(f.view, c.batch, /*barriers=*/false);
+  emulate_tiled<float, 8>(f.view, c.batch, Barriers::None);
   EXPECT_FALSE(f.check(f.c));
+  // The second barrier matters too: without it a thread overwrites tiles still being read.
+  HostGemm<float> h(c);
+  emulate_tiled<float, 8>(h.view, c.batch, Barriers::FirstOnly);
+  EXPECT_FALSE(h.check(h.c));
+  HostGemm<float> ok(c);
+  emulate_tiled<float, 8>(ok.view, c.batch, Barriers::Both);
+  EXPECT_TRUE(ok.check(ok.c));
 }
 
 template <class K>
