@@ -1,7 +1,8 @@
 // The CUDA back-end of bench_matmul (`bench_matmul --device cuda`): every CUDA matmul variant on
 // the harness's cases, validated on sampled entries against float64 before it is timed, timed with
 // CUDA events and the L2 flushed between runs (examples/matmul_cuda/gpu_timing.h). "tiled" sweeps
-// TILE = 4, 8, 16, 32; each result's note gives its percentage of cuBLAS (FP32) on the same case.
+// TILE = 4, 8, 16, 32; "register_tiled_db" is the double-buffered register-tiled kernel; each
+// result's note gives its percentage of cuBLAS (FP32) on the same case.
 // examples/matmul/CMakeLists.txt compiles this file into bench_matmul in CUDA builds.
 #include <algorithm>
 #include <cmath>
@@ -14,33 +15,21 @@
 namespace ember::matmul_bench {
 namespace {
 
-struct GpuVariant {
-  std::string name;  // as reported: "naive", "tiled(16)", ...
-  MatmulImpl impl;
-  int tile;
-};
-
-std::vector<GpuVariant> expand_variants(const std::vector<std::string>& names) {
-  std::vector<std::string> list = names;
-  if (list.empty()) list = {"naive", "tiled", "register_tiled", "cublas", "cublas_tf32"};
-  std::vector<GpuVariant> out;
-  for (const std::string& v : list) {
-    MatmulImpl impl = parse_matmul_impl(v);
-    if (impl == MatmulImpl::Tiled)
-      for (int t : {4, 8, 16, 32}) out.push_back({str("tiled(", t, ")"), impl, t});
-    else if (impl == MatmulImpl::Naive || impl == MatmulImpl::RegisterTiled || impl == MatmulImpl::Cublas ||
-             impl == MatmulImpl::CublasTF32)
-      out.push_back({v, impl, 0});
-    else
-      throw Error(str("bench_matmul: '", v, "' is not a CUDA variant (expected naive, tiled, register_tiled, cublas, cublas_tf32)"));
-  }
-  return out;
-}
+using gpu_bench::GpuVariant;
 
 template <class T>
 std::vector<Result> run_typed(const Config& cfg) {
   EMBER_CHECK(cuda_available(), "bench_matmul --device cuda: no GPU usable here (", cuda::unavailable_reason(), ")");
-  std::vector<GpuVariant> variants = expand_variants(cfg.variants);
+  std::vector<std::string> names = cfg.variants;
+  if (names.empty()) {
+    std::string all = gpu_bench::kAllGpuVariants;
+    for (size_t pos = 0, e; pos < all.size(); pos = e + 1) {
+      e = all.find(',', pos);
+      if (e == std::string::npos) e = all.size();
+      names.push_back(all.substr(pos, e - pos));
+    }
+  }
+  std::vector<GpuVariant> variants = gpu_bench::parse_gpu_variants(names, {4, 8, 16, 32});
   gpu_bench::GpuTiming timing;
   timing.warmup = cfg.timing.warmup, timing.reps = cfg.timing.repeats, timing.min_reps = cfg.timing.min_repeats;
   timing.max_seconds = cfg.timing.max_seconds;
@@ -60,13 +49,12 @@ std::vector<Result> run_typed(const Config& cfg) {
     size_t first = out.size();
     double cublas_gflops = 0;
     for (const GpuVariant& v : variants) {
-      Result r{"cuda", v.name, s};
-      bool float_only = v.impl == MatmulImpl::RegisterTiled || v.impl == MatmulImpl::CublasTF32;
-      if (float_only && dt != DType::Float32) {
+      Result r{"cuda", v.label, s};
+      if (v.float32_only() && dt != DType::Float32) {
         r.note = "skipped: float32 only";
       } else {
         EMBER_CUDA_CHECK(cudaMemset(dc.raw_data(), 0xff, size_t(s.m * s.n) * sizeof(T)));  // NaN where unwritten
-        cuda::gemm(g, 1, v.impl, v.tile);
+        v.run(g);
         Tensor c = dc.to(Device::CPU);
         r.max_rel_err = sampled_rel_err<T>(s, a.data<T>(), b.data<T>(), c.data<T>());
         // TF32 rounds the inputs to a 10-bit mantissa; FP32 variants differ only in summation order.
@@ -74,7 +62,7 @@ std::vector<Result> run_typed(const Config& cfg) {
         if (!(r.max_rel_err <= tol)) {
           r.note = str("FAILED validation: relative error ", r.max_rel_err, " > ", tol);
         } else {
-          gpu_bench::GpuSamples t = gpu_bench::time_gemm(g, v.impl, v.tile, timing, flusher);
+          gpu_bench::GpuSamples t = gpu_bench::time_launch([&] { v.run(g); }, timing, flusher);
           r.timing.samples_s.clear();
           for (double ms : t.ms) r.timing.samples_s.push_back(ms / 1000);
           r.timing.median_s = t.median_ms() / 1000;
@@ -86,7 +74,7 @@ std::vector<Result> run_typed(const Config& cfg) {
         }
       }
       out.push_back(r);
-      progress.tick(s.label + " " + v.name);
+      progress.tick(s.label + " " + v.label);
     }
     if (cublas_gflops > 0)
       for (size_t i = first; i < out.size(); ++i)

@@ -27,17 +27,11 @@ using namespace ember;
 
 namespace {
 
-struct Variant {
-  MatmulImpl impl;
-  int tile;  // Tiled only
-  std::string label() const {
-    return impl == MatmulImpl::Tiled ? str("tiled(", tile, ")") : std::string(name(impl));
-  }
-};
+using gpu_bench::GpuVariant;
 
 struct Result {
   int64_t n;
-  Variant v;
+  GpuVariant v;
   double ms_median = 0, ms_min = 0;
   int reps = 0;
   double gflops = 0, pct_cublas = 0, max_rel_err = 0;
@@ -86,7 +80,7 @@ int main(int argc, char** argv) {
   options.add_options()
       ("device", "device to benchmark (only 'cuda' here; the CPU study is bench_matmul)", cxxopts::value<std::string>()->default_value("cuda"))
       ("sizes", "comma-separated n", cxxopts::value<std::string>()->default_value("256,512,1024,2048,4096,8192"))
-      ("variants", "comma-separated: naive, tiled, register_tiled, cublas, cublas_tf32", cxxopts::value<std::string>()->default_value("naive,tiled,register_tiled,cublas,cublas_tf32"))
+      ("variants", "comma-separated: naive, tiled, register_tiled, register_tiled_db (double-buffered), cublas, cublas_tf32", cxxopts::value<std::string>()->default_value(gpu_bench::kAllGpuVariants))
       ("tiles", "TILE values swept for tiled (4, 8, 16, 32)", cxxopts::value<std::string>()->default_value("4,8,16,32"))
       ("warmup", "untimed runs per point", cxxopts::value<int>()->default_value("2"))
       ("reps", "timed runs per point (the median is reported)", cxxopts::value<int>()->default_value("10"))
@@ -117,16 +111,9 @@ int main(int argc, char** argv) {
     }
     std::vector<int64_t> sizes = parse_ints(args["sizes"].as<std::string>());
     std::vector<int64_t> tiles = parse_ints(args["tiles"].as<std::string>());
-    std::vector<Variant> variants;
-    for (const std::string& v : split(args["variants"].as<std::string>())) {
-      MatmulImpl impl = parse_matmul_impl(v);
-      EMBER_CHECK(impl == MatmulImpl::Naive || impl == MatmulImpl::Tiled || impl == MatmulImpl::RegisterTiled ||
-                      impl == MatmulImpl::Cublas || impl == MatmulImpl::CublasTF32,
-                  "bench_matmul_gpu: '", v, "' is not a CUDA variant");
-      if (impl == MatmulImpl::Tiled)
-        for (int64_t t : tiles) variants.push_back({impl, int(t)});
-      else variants.push_back({impl, 0});
-    }
+    std::vector<int> tile_list;
+    for (int64_t t : tiles) tile_list.push_back(int(t));
+    std::vector<GpuVariant> variants = gpu_bench::parse_gpu_variants(split(args["variants"].as<std::string>()), tile_list);
     int warmup = args["warmup"].as<int>(), reps = args["reps"].as<int>();
     double max_seconds = args["max-seconds"].as<double>();
     bool flush = !args.count("no-flush");
@@ -157,11 +144,11 @@ int main(int argc, char** argv) {
       cuda::gemm(g, 1, MatmulImpl::Cublas);  // the reference every variant is checked against
       double ref_scale = max(abs(ref)).to(Device::CPU).item();
       double cublas_gflops = 0;
-      for (const Variant& v : variants) {
-        progress(done, total, str("n=", n, " ", v.label()));
+      for (const GpuVariant& v : variants) {
+        progress(done, total, str("n=", n, " ", v.label));
         g.c = c.data<float>();
         EMBER_CUDA_CHECK(cudaMemset(c.data<float>(), 0xff, size_t(n * n) * 4));  // NaN: unwritten outputs fail the check
-        gpu_bench::GpuSamples times = gpu_bench::time_gemm(g, v.impl, v.tile, timing, flusher);
+        gpu_bench::GpuSamples times = gpu_bench::time_launch([&] { v.run(g); }, timing, flusher);
         Result res{n, v};
         res.ms_median = times.median_ms();
         res.ms_min = times.min_ms();
@@ -175,7 +162,7 @@ int main(int argc, char** argv) {
         all_ok = all_ok && res.ok;
         if (v.impl == MatmulImpl::Cublas) cublas_gflops = res.gflops;
         results.push_back(res);
-        progress(++done, total, str("n=", n, " ", v.label()));
+        progress(++done, total, str("n=", n, " ", v.label));
       }
       // Percentages against cuBLAS (FP32) at this n, measured in the same run.
       if (cublas_gflops > 0)
@@ -187,7 +174,7 @@ int main(int argc, char** argv) {
                 "check");
     for (const Result& r : results) {
       std::string pct = r.pct_cublas > 0 ? str(std::round(r.pct_cublas * 10) / 10) : "-";
-      std::printf("%6lld  %-14s %10.3f %10.1f %9s %10.2e %4d  %s\n", (long long)r.n, r.v.label().c_str(), r.ms_median,
+      std::printf("%6lld  %-14s %10.3f %10.1f %9s %10.2e %4d  %s\n", (long long)r.n, r.v.label.c_str(), r.ms_median,
                   r.gflops, pct.c_str(), r.max_rel_err, r.reps, r.ok ? "ok" : "WRONG");
     }
 
@@ -202,7 +189,7 @@ int main(int argc, char** argv) {
         j["results"].push_back({{"n", r.n},
                                 {"variant", name(r.v.impl)},
                                 {"tile", r.v.tile},
-                                {"label", r.v.label()},
+                                {"label", r.v.label},
                                 {"ms_median", r.ms_median},
                                 {"ms_min", r.ms_min},
                                 {"reps", r.reps},

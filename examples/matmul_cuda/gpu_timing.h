@@ -4,6 +4,8 @@
 // llm.c's dev/cuda benchmarks do), the median of the runs, fewer runs for slow points.
 #pragma once
 #include <algorithm>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "framework/cuda/check.h"
@@ -43,10 +45,9 @@ class L2Flusher {
   Tensor buf_;
 };
 
-// Times cuda::gemm(g, 1, impl, tile); the result stays in g.c.
-template <class T>
-GpuSamples time_gemm(const cuda::GemmView<T>& g, MatmulImpl impl, int tile, const GpuTiming& opt, const L2Flusher& l2) {
-  auto run = [&] { cuda::gemm(g, 1, impl, tile); };
+// Times run() (one kernel launch on the default stream).
+template <class Run>
+GpuSamples time_launch(Run&& run, const GpuTiming& opt, const L2Flusher& l2) {
   for (int w = 0; w < opt.warmup; ++w) run();
   cuda::Event start, stop;
   GpuSamples s;
@@ -64,5 +65,47 @@ GpuSamples time_gemm(const cuda::GemmView<T>& g, MatmulImpl impl, int tile, cons
   }
   return s;
 }
+
+// A GPU matmul variant as the benchmarks name it: a MatmulImpl (with TILE for tiled), or the
+// double-buffered register-tiled kernel, which only the benchmarks select.
+struct GpuVariant {
+  std::string label;  // "naive", "tiled(16)", "register_tiled_db", ...
+  MatmulImpl impl;
+  int tile = 0;
+  bool double_buffered = false;
+
+  template <class T>
+  void run(const cuda::GemmView<T>& g) const {
+    if constexpr (std::is_same_v<T, float>) {
+      if (double_buffered) return cuda::launch_register_tiled(g, 1, true);
+    }
+    cuda::gemm(g, 1, impl, tile);
+  }
+  bool float32_only() const { return impl == MatmulImpl::RegisterTiled || impl == MatmulImpl::CublasTF32; }
+};
+
+// "naive,tiled,register_tiled,register_tiled_db,cublas,cublas_tf32" -> variants, "tiled" swept
+// over `tiles`. Throws ember::Error for a name that is not a CUDA variant.
+inline std::vector<GpuVariant> parse_gpu_variants(const std::vector<std::string>& names, const std::vector<int>& tiles) {
+  std::vector<GpuVariant> out;
+  for (const std::string& v : names) {
+    if (v == "register_tiled_db") {
+      out.push_back({v, MatmulImpl::RegisterTiled, 0, true});
+      continue;
+    }
+    MatmulImpl impl = parse_matmul_impl(v);
+    if (impl == MatmulImpl::Tiled)
+      for (int t : tiles) out.push_back({str("tiled(", t, ")"), impl, t});
+    else if (impl == MatmulImpl::Naive || impl == MatmulImpl::RegisterTiled || impl == MatmulImpl::Cublas ||
+             impl == MatmulImpl::CublasTF32)
+      out.push_back({v, impl});
+    else
+      throw Error(str("'", v, "' is not a CUDA matmul variant (expected naive, tiled, register_tiled, ",
+                      "register_tiled_db, cublas or cublas_tf32)"));
+  }
+  return out;
+}
+
+inline const char* kAllGpuVariants = "naive,tiled,register_tiled,register_tiled_db,cublas,cublas_tf32";
 
 }  // namespace ember::gpu_bench

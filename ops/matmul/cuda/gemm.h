@@ -23,6 +23,8 @@ template <class T>
 void launch_naive(const GemmView<T>& g, int batch);
 template <class T>
 void launch_tiled(const GemmView<T>& g, int batch, int tile);
-void launch_register_tiled(const GemmView<float>& g, int batch);
+// double_buffered: two shared tiles, the next step's global loads overlapping this step's math
+// (the benchmark's register_tiled_db; matmul()'s RegisterTiled is the single-buffered kernel).
+void launch_register_tiled(const GemmView<float>& g, int batch, bool double_buffered = false);
 
 }  // namespace ember::cuda

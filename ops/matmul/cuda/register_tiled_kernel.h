@@ -13,6 +13,11 @@
 // neighbouring words of C (coalesced stores).
 //
 // Phases as in tiled_kernel.h: for t { load(t); barrier; accumulate(); barrier; } store().
+// The double-buffered form keeps two shared tiles and needs one barrier per step:
+//   fetch(0); stash(buf 0); barrier;
+//   for t { fetch(t+1) into registers; accumulate(buf t%2); stash(buf (t+1)%2); barrier; } store()
+// Step t's stash writes the buffer last read in step t-1, which every thread left before the
+// barrier ending step t-1; and the loads of step t+1 are in flight while step t computes.
 #pragma once
 #include <cstdint>
 
@@ -43,8 +48,16 @@ struct RegisterTiledMatmul {
     float a[BK][BM];  // transposed: a[p][r] = A[block row + r][t*BK + p]
     float b[BK][BN];  // b[p][c] = B[t*BK + p][block col + c]
   };
+  // This thread's share of one step's tiles, in registers between fetch and stash: quad q covers
+  // the tile elements starting at 4 * (thread + q * kThreads).
+  static constexpr int kQuadsA = BM * BK / (4 * kThreads), kQuadsB = BK * BN / (4 * kThreads);
+  struct Staged {
+    float a[kQuadsA][4];
+    float b[kQuadsB][4];
+  };
   struct Regs {
     float acc[TM][TN] = {};
+    Staged next;  // the double-buffered kernel's prefetch
   };
   // Whether A's rows and B's rows may be read as float4 (row-major, 16-byte aligned everywhere).
   struct Vec {
@@ -61,33 +74,45 @@ struct RegisterTiledMatmul {
             g.b_cs == 1 && g.b_rs % 4 == 0 && g.b_bs % 4 == 0 && aligned(g.b)};
   }
 
-  // Phase 1 of step t: this thread stages its share of the two tiles, four elements at a time.
-  // A quad that lies wholly inside the matrix (and is aligned) is one float4; quads at the edges
-  // are read element by element with zeros outside.
-  EMBER_HD static void load(const GemmView<float>& g, Vec vec, Shared& s, Idx3 block, Idx3 thread, int64_t t) {
-    int tid = thread.x, z = block.z;
+  // Step t's global loads of this thread, four elements at a time, into registers. A quad that
+  // lies wholly inside the matrix (and is aligned) is one float4; quads at the edges are read
+  // element by element with zeros outside.
+  EMBER_HD static void fetch(const GemmView<float>& g, Vec vec, Staged& st, Idx3 block, Idx3 thread, int64_t t) {
+    int z = block.z;
     int64_t row0 = int64_t(block.y) * BM, col0 = int64_t(block.x) * BN, k0 = t * BK;
-    float q[4];
-    for (int e = tid * 4; e < BM * BK; e += kThreads * 4) {
-      int r = e / BK, p = e % BK;  // quad covers A[row0 + r][k0 + p .. +3]
+    for (int q = 0; q < kQuadsA; ++q) {
+      int e = (thread.x + q * kThreads) * 4, r = e / BK, p = e % BK;  // A[row0 + r][k0 + p .. +3]
       int64_t i = row0 + r, kk = k0 + p;
-      if (vec.a && i < g.m && kk + 3 < g.k) {
-        load4(&g.a[z * g.a_bs + i * g.a_rs + kk], q);
-      } else {
-        for (int u = 0; u < 4; ++u) q[u] = (i < g.m && kk + u < g.k) ? g.a_at(z, i, kk + u) : 0.f;
-      }
-      for (int u = 0; u < 4; ++u) s.a[p + u][r] = q[u];
+      if (vec.a && i < g.m && kk + 3 < g.k) load4(&g.a[z * g.a_bs + i * g.a_rs + kk], st.a[q]);
+      else
+        for (int u = 0; u < 4; ++u) st.a[q][u] = (i < g.m && kk + u < g.k) ? g.a_at(z, i, kk + u) : 0.f;
     }
-    for (int e = tid * 4; e < BK * BN; e += kThreads * 4) {
-      int p = e / BN, c = e % BN;  // quad covers B[k0 + p][col0 + c .. +3]
+    for (int q = 0; q < kQuadsB; ++q) {
+      int e = (thread.x + q * kThreads) * 4, p = e / BN, c = e % BN;  // B[k0 + p][col0 + c .. +3]
       int64_t kk = k0 + p, j = col0 + c;
-      if (vec.b && kk < g.k && j + 3 < g.n) {
-        load4(&g.b[z * g.b_bs + kk * g.b_rs + j], q);
-      } else {
-        for (int u = 0; u < 4; ++u) q[u] = (kk < g.k && j + u < g.n) ? g.b_at(z, kk, j + u) : 0.f;
-      }
-      for (int u = 0; u < 4; ++u) s.b[p][c + u] = q[u];
+      if (vec.b && kk < g.k && j + 3 < g.n) load4(&g.b[z * g.b_bs + kk * g.b_rs + j], st.b[q]);
+      else
+        for (int u = 0; u < 4; ++u) st.b[q][u] = (kk < g.k && j + u < g.n) ? g.b_at(z, kk, j + u) : 0.f;
     }
+  }
+
+  // Writes a fetched share into a shared-memory tile (A transposed).
+  EMBER_HD static void stash(const Staged& st, Shared& s, Idx3 thread) {
+    for (int q = 0; q < kQuadsA; ++q) {
+      int e = (thread.x + q * kThreads) * 4, r = e / BK, p = e % BK;
+      for (int u = 0; u < 4; ++u) s.a[p + u][r] = st.a[q][u];
+    }
+    for (int q = 0; q < kQuadsB; ++q) {
+      int e = (thread.x + q * kThreads) * 4, p = e / BN, c = e % BN;
+      for (int u = 0; u < 4; ++u) s.b[p][c + u] = st.b[q][u];
+    }
+  }
+
+  // Phase 1 of step t (single-buffered kernel): fetch, then stash.
+  EMBER_HD static void load(const GemmView<float>& g, Vec vec, Shared& s, Idx3 block, Idx3 thread, int64_t t) {
+    Staged st;
+    fetch(g, vec, st, block, thread, t);
+    stash(st, s, thread);
   }
 
   // Phase 2: BK outer products of TM values of A and TN values of B, all in registers.

@@ -48,6 +48,26 @@ __global__ void __launch_bounds__(K::kThreads) register_tiled_kernel(GemmView<fl
   K::store(g, r, b, t);
 }
 
+// The same phases with two shared tiles and one barrier per step (see register_tiled_kernel.h).
+template <class K>
+__global__ void __launch_bounds__(K::kThreads) register_tiled_db_kernel(GemmView<float> g, typename K::Vec vec,
+                                                                        int64_t steps) {
+  __shared__ typename K::Shared s[2];
+  typename K::Regs r;
+  Idx3 b = block_idx(), t = thread_idx();
+  K::fetch(g, vec, r.next, b, t, 0);
+  K::stash(r.next, s[0], t);
+  __syncthreads();
+  for (int64_t step = 0; step < steps; ++step) {
+    bool more = step + 1 < steps;
+    if (more) K::fetch(g, vec, r.next, b, t, step + 1);  // in flight during the math below
+    K::accumulate(s[step % 2], r, t);
+    if (more) K::stash(r.next, s[(step + 1) % 2], t);
+    __syncthreads();
+  }
+  K::store(g, r, b, t);
+}
+
 dim3 as_dim3(Idx3 i) { return dim3(unsigned(i.x), unsigned(i.y), unsigned(i.z)); }
 
 void check_grid(const LaunchShape& l, const char* name) {
@@ -85,11 +105,14 @@ void launch_tiled(const GemmView<T>& g, int batch, int tile) {
   throw Error(str("matmul (tiled): tile must be 4, 8, 16 or 32, got ", tile));
 }
 
-void launch_register_tiled(const GemmView<float>& g, int batch) {
+void launch_register_tiled(const GemmView<float>& g, int batch, bool double_buffered) {
   using K = RegisterTiledSgemm;
   LaunchShape l = K::launch(g.m, g.n, batch);
   check_grid(l, "register_tiled");
-  register_tiled_kernel<K><<<as_dim3(l.grid), as_dim3(l.block)>>>(g, K::vectorisable(g), K::steps(g));
+  if (double_buffered)
+    register_tiled_db_kernel<K><<<as_dim3(l.grid), as_dim3(l.block)>>>(g, K::vectorisable(g), K::steps(g));
+  else
+    register_tiled_kernel<K><<<as_dim3(l.grid), as_dim3(l.block)>>>(g, K::vectorisable(g), K::steps(g));
   EMBER_CUDA_CHECK_LAUNCH();
 }
 

@@ -20,14 +20,19 @@ Tensor to_gpu(const std::vector<T>& v) {
 }
 
 // Runs one variant on the GPU over a case's operands and checks the result like the emulator.
-template <class T>
-::testing::AssertionResult run_on_gpu(const GemmCase& c, MatmulImpl impl, int tile, double eps = 0) {
+template <class T, class Launch>
+::testing::AssertionResult run_kernel_on_gpu(const GemmCase& c, Launch launch, double eps = 0) {
   HostGemm<T> h(c);
   Tensor a = to_gpu(h.a), b = to_gpu(h.b), out = to_gpu(h.c);
   cuda::GemmView<T> g = h.view;
   g.a = a.template data<T>(), g.b = b.template data<T>(), g.c = out.template data<T>();
-  cuda::gemm(g, c.batch, impl, tile);
+  launch(g);
   return h.check(out.to(Device::CPU).template to_vector<T>(), eps);
+}
+
+template <class T>
+::testing::AssertionResult run_on_gpu(const GemmCase& c, MatmulImpl impl, int tile, double eps = 0) {
+  return run_kernel_on_gpu<T>(c, [&](const cuda::GemmView<T>& g) { cuda::gemm(g, c.batch, impl, tile); }, eps);
 }
 
 }  // namespace
@@ -42,6 +47,9 @@ TEST(CudaMatmul, StudyKernelsMatchFloat64Reference) {
       EXPECT_TRUE(run_on_gpu<double>(c, MatmulImpl::Tiled, tile)) << "TILE " << tile;
     }
     EXPECT_TRUE(run_on_gpu<float>(c, MatmulImpl::RegisterTiled, 0));
+    EXPECT_TRUE(run_kernel_on_gpu<float>(
+        c, [&](const cuda::GemmView<float>& g) { cuda::launch_register_tiled(g, c.batch, /*double_buffered=*/true); }))
+        << "register_tiled_db";
   }
 }
 
