@@ -1,5 +1,6 @@
 #include "framework/tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <iomanip>
@@ -209,9 +210,16 @@ Tensor Tensor::detach() const { return autograd::unbox_all(*this); }
 Tensor& Tensor::copy_(const Tensor& src) {
   EMBER_CHECK(src.defined(), "copy_: source is undefined");
   Tensor s = src.detach();
-  if (s.shape() != shape()) s = ember::expand(s, shape());
+  if (s.shape() != shape()) {
+    EMBER_CHECK(broadcast_shapes(s.shape(), shape(), "copy_") == shape(), "copy_: source of shape ",
+                ember::to_string(s.shape()), " does not broadcast to the destination's shape ", ember::to_string(shape()));
+    s = ember::expand(s, shape());
+  }
   if (s.dtype() != dtype()) s = ember::cast(s, dtype());
   if (s.device() != device()) s = s.to(device());
+  // A source sharing this tensor's storage (x.copy_(x.t()), a shifted slice) may overlap the
+  // destination; copying it first keeps every read ahead of the writes.
+  if (s.impl()->storage == impl_->storage) s = contiguous_kernel(s);
   copy_strided(*this, s);
   return *this;
 }
@@ -308,6 +316,7 @@ namespace {
 template <class T>
 Tensor from_host(const std::vector<T>& v, const Shape& shape) {
   Shape s = shape.empty() && v.size() != 1 ? Shape{int64_t(v.size())} : shape;
+  for (int64_t d : s) EMBER_CHECK(d >= 0, "from_vector: negative dimension in shape ", ember::to_string(s));
   EMBER_CHECK(numel(s) == int64_t(v.size()), "from_vector: ", v.size(), " values do not fill shape ", ember::to_string(s),
               " (", numel(s), " elements)");
   Tensor t = empty(s, dtype_of<T>::value);
@@ -360,7 +369,12 @@ Tensor fill_random(const Shape& shape, DType dtype, F&& draw) {
 Tensor uniform(const Shape& shape, double lo, double hi, DType dtype, Generator* gen) {
   EMBER_CHECK(is_floating(dtype), "uniform: dtype must be floating, got ", dtype);
   Generator& g = gen ? *gen : default_generator();
-  return fill_random(shape, dtype, [&] { return lo + (hi - lo) * g.uniform(); });
+  // The largest value below hi in the target dtype: lo + (hi - lo) u with u just below 1 can round up
+  // to hi, in double arithmetic or when stored as float32 (about once in 2^25 float32 draws).
+  float hf = float(hi);
+  double top = dtype == DType::Float32 ? double(double(hf) < hi ? hf : std::nextafter(hf, float(lo)))
+                                       : std::nextafter(hi, lo);
+  return fill_random(shape, dtype, [&] { return std::min(lo + (hi - lo) * g.uniform(), top); });
 }
 Tensor normal(const Shape& shape, double mean, double stddev, DType dtype, Generator* gen) {
   EMBER_CHECK(is_floating(dtype), "normal: dtype must be floating, got ", dtype);

@@ -27,6 +27,7 @@ Shape normalize_dims(const Shape& dims, int64_t ndim, const char* op) {
     return out;
   }
   for (int64_t d : dims) out.push_back(wrap_dim(d, ndim, op));
+  if (ndim == 0) return {};  // a 0-d tensor's one "dimension" (0 or -1) has nothing to reduce
   std::sort(out.begin(), out.end());
   EMBER_CHECK(std::adjacent_find(out.begin(), out.end()) == out.end(), op, ": repeated dim in ", to_string(dims));
   return out;
@@ -162,11 +163,14 @@ std::pair<Tensor, Tensor> max_kernel(const Tensor& x_in, int64_t d) {
         const scalar_t* base = in + o * r * inner + j;
         scalar_t best = base[0];
         int64_t bi = 0;
-        for (int64_t k = 1; k < r; ++k)
-          if (base[k * inner] > best || (best != best)) {  // NaN propagates
-            best = base[k * inner];
+        // NaN propagates: the first NaN wins and stays (as in NumPy and PyTorch).
+        for (int64_t k = 1; k < r && best == best; ++k) {
+          scalar_t cand = base[k * inner];
+          if (cand > best || cand != cand) {
+            best = cand;
             bi = k;
           }
+        }
         v[p] = best;
         ix[p] = bi;
       }
