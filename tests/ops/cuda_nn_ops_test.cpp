@@ -1,12 +1,9 @@
 // The CUDA kernels of softmax, log_softmax, logsumexp, layer_norm, cross_entropy, embedding and
 // dropout against the CPU kernels (themselves checked against float64 references in their own
-// tests), forward and backward. Skipped without a GPU. These ops' CPU side arrives on another
-// branch; until it is in the tree (tests/CMakeLists.txt defines EMBER_HAVE_NN_OPS when it is)
-// this file compiles to one skipped test.
+// tests), forward and backward. Skipped without a GPU.
 #include "test_util.h"
 #include "cuda_test_util.h"
 
-#ifdef EMBER_HAVE_NN_OPS
 #include "ops/dropout/dropout.h"
 #include "ops/embedding/embedding.h"
 #include "ops/loss/cross_entropy.h"
@@ -97,7 +94,3 @@ TEST(CudaNnOps, DropoutDropsTheSameElementsAsTheCpu) {
   auto f = [](Generator* g) { return [g](const Tensor& t) { return sum(dropout(t, 0.5, true, g) * t); }; };
   EXPECT_TRUE(all_close(cpu(grad(f(&g3))(gpu(x))), grad(f(&g4))(x), 1e-13, 1e-13));
 }
-
-#else
-TEST(CudaNnOps, NeedTheCpuOps) { GTEST_SKIP() << "softmax, layer_norm, ... are not in this tree yet"; }
-#endif

@@ -107,6 +107,12 @@ TEST(CudaOps, ReductionsMatchCpu) {
   Tensor longrow = random({3, 5000}, 42);                                      // more elements than threads
   EXPECT_TRUE(all_close(cpu(sum(gpu(longrow), {1})), sum(longrow, {1}), 1e-10, 1e-10));
   EXPECT_TRUE(all_close(cpu(argmax(gpu(longrow), 1)), argmax(longrow, 1), 0, 0));
+  // NaN propagates and the first NaN wins, as on the CPU (and in NumPy and PyTorch).
+  Tensor nan = from_vector(std::vector<double>{1, NAN, 3, NAN, 2, 0, 5, 4, 1}, {3, 3});
+  EXPECT_TRUE(all_close(cpu(argmax(gpu(nan), 1)), argmax(nan, 1), 0, 0));
+  EXPECT_TRUE(all_close(cpu(argmax(gpu(nan), 0)), argmax(nan, 0), 0, 0));
+  std::vector<double> mv = cpu(max(gpu(nan), 1)).to_vector<double>();
+  EXPECT_TRUE(std::isnan(mv[0]) && std::isnan(mv[1]) && mv[2] == 5);
   Tensor ints = randint({4, 9}, -100, 100);
   EXPECT_TRUE(all_close(cpu(sum(gpu(ints), {1})), sum(ints, {1}), 0, 0));
 }
