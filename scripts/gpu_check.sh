@@ -56,8 +56,9 @@ step configure 60 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DEMBER_
   -DCMAKE_CUDA_ARCHITECTURES="$ARCH" "${launcher[@]}" || { note "configure failed"; exit 1; }
 step build 200 cmake --build "$BUILD_DIR" -j "$JOBS" || { note "build failed"; exit 1; }
 
-# ---- the CUDA tests (they skip without a GPU; here they must run) ----
-step cuda_tests 60 "$BUILD_DIR/bin/ember_tests" --gtest_filter='Cuda*' --gtest_output="json:$OUT/cuda_tests.json"
+# ---- the CUDA tests (they skip without a GPU; here they must run): every suite with Cuda in its
+# name (CudaBackend, CudaOps, CudaNnOps, CudaMatmul, CudaEmulator, AttentionCuda, SparseCuda, ...) ----
+step cuda_tests 90 "$BUILD_DIR/bin/ember_tests" --gtest_filter='*Cuda*' --gtest_output="json:$OUT/cuda_tests.json"
 if grep -q '\[  SKIPPED \]' "$OUT/cuda_tests.log"; then
   note "WARNING: some CUDA tests skipped on a GPU machine (see cuda_tests.log)"
   status=1
