@@ -1,6 +1,7 @@
 // Ember: one include for the whole public API.
 #pragma once
 #include "framework/autograd/autograd.h"
+#include "framework/cuda/cuda.h"
 #include "framework/custom_op.h"
 #include "framework/error.h"
 #include "framework/gradcheck.h"
