@@ -275,3 +275,30 @@ TEST(Attention, FastFloatExpIsAccurate) {
   cpu::attn::exp_shifted<float>(&one, &shifted, 1, 3.0f);
   EXPECT_FLOAT_EQ(shifted, 1.0f);
 }
+
+TEST(Attention, ThreadsSharingAHeadAgree) {
+  // Big enough that the kernels split one batch-head over threads (the flash backward's column
+  // blocks of one head then add into the same dQ rows from different threads).
+  Tensor q = random({1, 1, 300, 16}, 111), k = random({1, 1, 300, 16}, 112), v = random({1, 1, 300, 16}, 113),
+         w = random({1, 1, 300, 16}, 114);
+  for (bool causal : {false, true}) {
+    auto grads = [&](AttentionImpl impl, int64_t block_m, bool composite) {
+      AttentionOptions o = opts(impl, causal, block_m);
+      auto [ys, vjp] = make_vjp(
+          [&](const std::vector<Tensor>& x) {
+            return std::vector<Tensor>{composite ? attention_composite(x[0], x[1], x[2], o) : attention(x[0], x[1], x[2], o)};
+          },
+          {q, k, v});
+      std::vector<Tensor> g = vjp({w});
+      g.insert(g.begin(), ys[0]);
+      return g;
+    };
+    std::vector<Tensor> ref = grads(AttentionImpl::Flash, 0, true);
+    for (auto [impl, m] : {std::pair{AttentionImpl::Flash, int64_t(64)}, std::pair{AttentionImpl::Flash, int64_t(200)},
+                           std::pair{AttentionImpl::Standard, int64_t(64)}}) {
+      std::vector<Tensor> g = grads(impl, m, false);
+      for (int i = 0; i < 4; ++i)
+        EXPECT_TRUE(all_close(g[i], ref[i], 1e-11, 1e-9)) << name(impl) << " M=" << m << " causal=" << causal << " output " << i;
+    }
+  }
+}

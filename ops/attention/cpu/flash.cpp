@@ -25,7 +25,7 @@ void flash_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* 
   const int64_t d = pr.d, nq = pr.nq, nk = pr.nk, br = pr.br, bc = pr.bc, E = sizeof(T);
   const int64_t tr = (nq + br - 1) / br;
   const T neg_inf = -std::numeric_limits<T>::infinity();
-  parallel_for(pr.bh * tr, 1, [&](int64_t b, int64_t e) {
+  parallel_for(pr.bh * tr, task_grain(4 * br * nk * d), [&](int64_t b, int64_t e) {
     // The working set: K_j^T, S_ij / P_ij, O_i (unnormalised), m_i, l_i.
     Tensor scratch = empty({d * bc + br * bc + br * d + 2 * br}, dtype_of<T>::value);
     T* kt = scratch.data<T>();
@@ -92,7 +92,7 @@ void flash_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, co
 
   const int64_t tc = (nk + bc - 1) / bc;
   std::mutex dq_mutex;
-  parallel_for(pr.bh * tc, 1, [&](int64_t b, int64_t e) {
+  parallel_for(pr.bh * tc, task_grain(8 * bc * nq * d), [&](int64_t b, int64_t e) {
     // Working set: K_j^T, V_j^T, P_ij, dP_ij / dS_ij, dK_j, dV_j. dQ for the current batch-head is
     // accumulated in this thread's own N x d buffer (main memory, linear in N) and added to the
     // shared dQ under a lock when the thread moves on: column blocks of one head, handled by different

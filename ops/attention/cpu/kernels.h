@@ -2,6 +2,7 @@
 // ops/attention/attention.cpp after its checks, never recorded by autograd, and count the bytes
 // they move through ops/attention/io_counters.h.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 namespace ember::cpu::attn {
@@ -21,6 +22,13 @@ struct Problem {
     return v < 0 ? 0 : (v > nk ? nk : v);
   }
 };
+
+// Tasks per thread worth waking a thread for: each task does about `task_flops`; below ~256k flops
+// a thread costs more than it saves (and spinning OpenMP threads hurt a loaded machine).
+inline int64_t task_grain(int64_t task_flops) {
+  const int64_t want = int64_t(1) << 18;
+  return task_flops >= want ? 1 : (want + task_flops - 1) / std::max<int64_t>(task_flops, 1);
+}
 
 // Standard (Algorithm 0). p: (BH, Nq, Nk) buffer that receives P; o: (BH, Nq, d); lse: (BH, Nq).
 template <class T>
