@@ -2,6 +2,7 @@
 // over N, d and causal: median time, peak extra memory (Ember's allocator and the process's RSS),
 // the bytes each kernel moves to and from main memory (counted), and the paper's models of them.
 // The PyTorch peer runs in the same program run (peer_torch.py), with its threads limited to the cores.
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -228,6 +229,7 @@ int main(int argc, char** argv) {
         // Memory: one run from an empty cache, so that the allocator and the RSS see fresh pages.
         out = Tensor();
         allocator(dev).empty_cache();
+        malloc_trim(0);  // and glibc's free lists, so that the RSS peak sees the pages this call touches
         int64_t base = memory_stats(dev).current_bytes;
         reset_peak_memory(dev);
         int64_t rss0 = status_kb("VmRSS:");
@@ -274,7 +276,7 @@ int main(int argc, char** argv) {
       std::ostringstream cmd;
       // OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset for this command alone (they force a slower kernel).
       cmd << "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE " << args["python"].as<std::string>() << " " << script
-          << " --threads " << num_threads() << " --repeats " << repeats << " --warmup " << warmup << " --batch " << B
+          << " --threads 1 --blas-threads " << num_threads() << " --repeats " << repeats << " --warmup " << warmup << " --batch " << B
           << " --heads " << H << " --dtype " << dts << " --max-n " << max_std << " --configs ";
       for (size_t i = 0; i < configs.size(); ++i)
         cmd << (i ? "," : "") << configs[i].n << ":" << configs[i].d << ":" << int(configs[i].causal);
@@ -299,7 +301,7 @@ int main(int argc, char** argv) {
 
     // Table.
     std::printf("\n%6s %4s %6s %-8s %-7s %10s %12s %12s %12s %12s %9s %9s %10s\n", "N", "d", "causal", "impl", "mode",
-                "ms", "peak_MiB", "rss_MiB", "read_MiB", "write_MiB", "model_0", "model_1", "torch_ms");
+                "ms", "min_ms", "peak_MiB", "rss_MiB", "read_MiB", "write_MiB", "model_0", "model_1", "torch_ms");
     for (const Row& r : rows) {
       const double n = double(r.c.n), d = double(r.c.d), MiB = 1024.0 * 1024.0, E = double(itemsize(dt)) * B * H;
       // The paper's access models in bytes (constants 1): Nd + N^2 for Algorithm 0, N^2 d^2 / M for Algorithm 1.
@@ -308,8 +310,8 @@ int main(int argc, char** argv) {
       double torch_ms = peer.count(key) && r.impl == "standard" ? peer[key].value("ms", -1.0) : -1.0;
       char tb[32] = "-";
       if (torch_ms >= 0) std::snprintf(tb, sizeof tb, "%.2f", torch_ms);
-      std::printf("%6lld %4lld %6s %-8s %-7s %10.2f %12.2f %12.2f %12.2f %12.2f %9.1f %9.1f %10s\n", (long long)r.c.n,
-                  (long long)r.c.d, r.c.causal ? "yes" : "no", r.impl.c_str(), r.mode.c_str(), r.m.median_ms,
+      std::printf("%6lld %4lld %6s %-8s %-7s %10.2f %9.2f %12.2f %12.2f %12.2f %12.2f %9.1f %9.1f %10s\n", (long long)r.c.n,
+                  (long long)r.c.d, r.c.causal ? "yes" : "no", r.impl.c_str(), r.mode.c_str(), r.m.median_ms, r.m.min_ms,
                   r.m.peak_extra_bytes / MiB, r.m.rss_extra_bytes < 0 ? -1.0 : r.m.rss_extra_bytes / MiB,
                   r.m.read_bytes / MiB, r.m.write_bytes / MiB, model0, model1, tb);
       json j = {{"n", r.c.n},
@@ -330,7 +332,7 @@ int main(int argc, char** argv) {
       results.push_back(j);
     }
     if (!peer_note.empty()) std::printf("peer: %s\n", peer_note.c_str());
-    std::printf("(peak_MiB: Ember allocator peak minus memory held before the call; rss_MiB: process peak RSS growth;\n"
+    std::printf("(ms: median, min_ms: fastest run; peak_MiB: Ember allocator peak minus memory held before the call; rss_MiB: process peak RSS growth;\n"
                 " read/write_MiB: bytes the kernels moved to/from main memory, counted; model_0 = (Nd + N^2) x bytes,\n"
                 " model_1 = N^2 d^2 / M x bytes, the paper's Theta() with constant 1, for comparison of growth)\n");
 
