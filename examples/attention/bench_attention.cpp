@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -78,6 +79,12 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+double cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
 struct Config {
   int64_t n, d;
   bool causal;
@@ -85,6 +92,7 @@ struct Config {
 
 struct Measure {
   double median_ms = 0, min_ms = 0;
+  double cpu_ms = 0;  // median process CPU time (all threads) per run: the work, whatever the machine's load
   int64_t peak_extra_bytes = 0;  // Ember allocator: peak - current before the call
   int64_t rss_extra_bytes = -1;  // process: peak RSS - RSS before the call (CPU only)
   int64_t read_bytes = 0, write_bytes = 0;
@@ -202,12 +210,12 @@ int main(int argc, char** argv) {
         std::string mode;
         Measure m;
         double max_diff = 0;
-        std::vector<double> ts;
+        std::vector<double> ts, cpu;
       };
       std::vector<Variant> vars;
       for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash})
         for (std::string mode : {"fwd", "fwd+bwd"})
-          if (!(impl == AttentionImpl::Standard && c.n > max_std)) vars.push_back({impl, mode, {}, 0, {}});
+          if (!(impl == AttentionImpl::Standard && c.n > max_std)) vars.push_back({impl, mode, {}, 0, {}, {}});
       Tensor out, ref_out;
       auto run = [&](const Variant& var) {
         AttentionOptions o;
@@ -255,15 +263,18 @@ int main(int argc, char** argv) {
       }
       for (int i = 0; i < repeats; ++i)
         for (Variant& var : vars) {
-          double t0 = now_s();
+          double t0 = now_s(), c0 = cpu_s();
           run(var);
           var.ts.push_back((now_s() - t0) * 1e3);
+          var.cpu.push_back((cpu_s() - c0) * 1e3);
           out = Tensor();
         }
       for (Variant& var : vars) {
         std::sort(var.ts.begin(), var.ts.end());
         var.m.median_ms = var.ts[var.ts.size() / 2];
         var.m.min_ms = var.ts[0];
+        std::sort(var.cpu.begin(), var.cpu.end());
+        var.m.cpu_ms = var.cpu[var.cpu.size() / 2];
         rows.push_back({c, name(var.impl), var.mode, var.m, var.max_diff});
       }
     }
@@ -300,8 +311,8 @@ int main(int argc, char** argv) {
     }
 
     // Table.
-    std::printf("\n%6s %4s %6s %-8s %-7s %10s %12s %12s %12s %12s %9s %9s %10s\n", "N", "d", "causal", "impl", "mode",
-                "ms", "min_ms", "peak_MiB", "rss_MiB", "read_MiB", "write_MiB", "model_0", "model_1", "torch_ms");
+    std::printf("\n%6s %4s %6s %-8s %-7s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n", "N", "d", "causal", "impl", "mode",
+                "ms", "min_ms", "cpu_ms", "peak_MiB", "rss_MiB", "read_MiB", "write_MiB", "model_0", "model_1", "torch_ms");
     for (const Row& r : rows) {
       const double n = double(r.c.n), d = double(r.c.d), MiB = 1024.0 * 1024.0, E = double(itemsize(dt)) * B * H;
       // The paper's access models in bytes (constants 1): Nd + N^2 for Algorithm 0, N^2 d^2 / M for Algorithm 1.
@@ -310,8 +321,8 @@ int main(int argc, char** argv) {
       double torch_ms = peer.count(key) && r.impl == "standard" ? peer[key].value("ms", -1.0) : -1.0;
       char tb[32] = "-";
       if (torch_ms >= 0) std::snprintf(tb, sizeof tb, "%.2f", torch_ms);
-      std::printf("%6lld %4lld %6s %-8s %-7s %10.2f %9.2f %12.2f %12.2f %12.2f %12.2f %9.1f %9.1f %10s\n", (long long)r.c.n,
-                  (long long)r.c.d, r.c.causal ? "yes" : "no", r.impl.c_str(), r.mode.c_str(), r.m.median_ms, r.m.min_ms,
+      std::printf("%6lld %4lld %6s %-8s %-7s %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.1f %9.1f %9s\n", (long long)r.c.n,
+                  (long long)r.c.d, r.c.causal ? "yes" : "no", r.impl.c_str(), r.mode.c_str(), r.m.median_ms, r.m.min_ms, r.m.cpu_ms,
                   r.m.peak_extra_bytes / MiB, r.m.rss_extra_bytes < 0 ? -1.0 : r.m.rss_extra_bytes / MiB,
                   r.m.read_bytes / MiB, r.m.write_bytes / MiB, model0, model1, tb);
       json j = {{"n", r.c.n},
@@ -321,6 +332,7 @@ int main(int argc, char** argv) {
                 {"mode", r.mode},
                 {"median_ms", r.m.median_ms},
                 {"min_ms", r.m.min_ms},
+                {"cpu_ms", r.m.cpu_ms},
                 {"peak_extra_bytes", r.m.peak_extra_bytes},
                 {"rss_extra_bytes", r.m.rss_extra_bytes},
                 {"read_bytes", r.m.read_bytes},
@@ -332,7 +344,7 @@ int main(int argc, char** argv) {
       results.push_back(j);
     }
     if (!peer_note.empty()) std::printf("peer: %s\n", peer_note.c_str());
-    std::printf("(ms: median, min_ms: fastest run; peak_MiB: Ember allocator peak minus memory held before the call; rss_MiB: process peak RSS growth;\n"
+    std::printf("(ms: median wall time, min_ms: fastest run, cpu_ms: median CPU time of all threads; peak_MiB: Ember allocator peak minus memory held before the call; rss_MiB: process peak RSS growth;\n"
                 " read/write_MiB: bytes the kernels moved to/from main memory, counted; model_0 = (Nd + N^2) x bytes,\n"
                 " model_1 = N^2 d^2 / M x bytes, the paper's Theta() with constant 1, for comparison of growth)\n");
 
