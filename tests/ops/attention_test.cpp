@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ops/attention/attention.h"
+#include "ops/attention/cpu/kernels.h"
 #include "ops/attention/cpu/tile_math.h"
 #include "ops/attention/io_counters.h"
 #include "test_util.h"
@@ -204,10 +205,16 @@ TEST(Attention, ByteCountersMatchTheAlgorithms) {
     return attention_io();
   };
   AttentionIo f = count(AttentionImpl::Flash), s = count(AttentionImpl::Standard);
-  const int64_t tr = n / 16;
-  // Flash reads Q once and K, V once per row block; writes O and L.
-  EXPECT_EQ(f.read_bytes, 4 * (n * d + tr * 2 * n * d));
-  EXPECT_EQ(f.write_bytes, 4 * (n * d + n));
+  const int64_t tr = n / 16, tc = n / 16;
+  cpu::attn::Problem<float> pr;
+  pr.nq = pr.nk = n;
+  pr.d = d;
+  pr.br = pr.bc = 16;
+  const int64_t chunks = (tr + cpu::attn::flash_row_blocks_per_task(pr) - 1) / cpu::attn::flash_row_blocks_per_task(pr);
+  // Algorithm 1: each task reads K and V once; every column block reads Q_i, O_i, m_i, l_i and writes
+  // O_i, m_i, l_i back; plus the initialisation and the final normalisation.
+  EXPECT_EQ(f.read_bytes, 4 * (chunks * 2 * n * d + tc * (2 * n * d + 2 * n) + n * (d + 2)));
+  EXPECT_EQ(f.write_bytes, 4 * (n * (d + 2) + tc * (n * d + 2 * n) + n * (d + 1)));
   // Standard writes S and P (N^2 each) and reads them back.
   EXPECT_GE(s.write_bytes, 4 * 2 * n * n);
   EXPECT_GE(s.read_bytes, 4 * 2 * n * n);

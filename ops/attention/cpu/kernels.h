@@ -38,7 +38,11 @@ template <class T>
 void standard_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, const T* o, const T* p,
                        const T* dout, T* ds, T* dq, T* dk, T* dv);
 
-// Flash (Algorithm 1) and its backward. Scratch comes from Ember's allocator (so it is counted).
+// Flash (Algorithm 1) and its backward. The forward splits each batch*head into tasks of this many
+// row blocks (all of them when there are enough heads to keep the threads busy).
+template <class T>
+int64_t flash_row_blocks_per_task(const Problem<T>& pr);
+// Scratch comes from Ember's allocator (so it is counted).
 template <class T>
 void flash_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* o, T* lse);
 template <class T>
