@@ -6,6 +6,7 @@
 #include "framework/error.h"
 #include "framework/gradcheck.h"
 #include "framework/tensor.h"
+#include "ops/attention/attention.h"
 #include "ops/dropout/dropout.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/embedding/embedding.h"
