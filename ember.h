@@ -1,10 +1,12 @@
 // Ember: one include for the whole public API.
 #pragma once
 #include "framework/autograd/autograd.h"
+#include "framework/cuda/cuda.h"
 #include "framework/custom_op.h"
 #include "framework/error.h"
 #include "framework/gradcheck.h"
 #include "framework/tensor.h"
+#include "ops/attention/attention.h"
 #include "ops/dropout/dropout.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/embedding/embedding.h"
