@@ -119,7 +119,6 @@ std::string metrics_csv(const json& epochs) {
 
 int run(const Config& c) {
   if (c.threads > 0) omp_set_num_threads(int(c.threads));
-  std::string cfg_line = "";
   // ---- data ----
   data::FashionMnistOptions dopt;
   dopt.dir = c.data_dir;
@@ -186,8 +185,14 @@ int run(const Config& c) {
   if (!c.resume.empty()) {
     io::CheckpointInfo info = io::load_checkpoint(c.resume, *model, *opt);
     step = info.step;
-    start_epoch = std::stoll(info.metadata.at("epoch"));
-    if (info.metadata.count("metrics")) epochs = json::parse(info.metadata.at("metrics"));
+    EMBER_CHECK(info.metadata.count("epoch") && info.metadata.count("metrics"), "--resume: '", c.resume,
+                "' has no 'epoch' or 'metrics' entry; pass a checkpoint written by train_classifier");
+    try {
+      start_epoch = std::stoll(info.metadata.at("epoch"));
+      epochs = json::parse(info.metadata.at("metrics"));
+    } catch (const std::exception& e) {
+      throw Error(str("--resume: '", c.resume, "' has an unreadable epoch or metrics entry (", e.what(), ")"));
+    }
     std::printf("resumed from %s at epoch %lld, step %lld\n", c.resume.c_str(), (long long)start_epoch, (long long)step);
   }
 
