@@ -37,22 +37,25 @@ done
 import glob, json, os, platform, re, statistics, sys
 out = sys.argv[1]
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
-rows = {}
+rows, blas = {}, set()
 for path in sorted(glob.glob(os.path.join(out, "*_r*.json"))):
     name = re.sub(r"_r\d+\.json$", "", os.path.basename(path))
     doc = json.load(open(path))
     rows.setdefault(name, []).extend(e["epoch_seconds"] for e in doc["epochs"][1:])
+    if doc.get("openblas"):
+        blas.add(doc["openblas"])
 labels = {"ember_t1": "Ember, 1 OpenMP thread", "ember_t2": "Ember, 2 OpenMP threads",
           "torch_t1_b2": "PyTorch eager, 1 torch + 2 OpenBLAS threads", "torch_t2_b1": "PyTorch eager, 2 torch + 1 OpenBLAS thread"}
 med = {k: statistics.median(v) for k, v in rows.items() if v}
 best_torch = min(v for k, v in med.items() if k.startswith("torch"))
 print(f"CPU: {cpu}, {os.cpu_count()} cores; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
+print("PyTorch's OpenBLAS: " + ("; ".join(sorted(blas)) or "unknown"))
 print(f"{'configuration':46s} {'s/epoch':>8s} {'epochs':>6s} {'vs best torch':>13s}")
 table = []
 for k in sorted(med):
     print(f"{labels.get(k, k):46s} {med[k]:8.3f} {len(rows[k]):6d} {best_torch / med[k]:12.2f}x")
     table.append({"config": k, "label": labels.get(k, k), "median_epoch_seconds": med[k], "epochs_timed": len(rows[k]),
                   "speedup_vs_best_torch": best_torch / med[k]})
-json.dump({"cpu": cpu, "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "rows": table},
+json.dump({"cpu": cpu, "openblas": sorted(blas), "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "rows": table},
           open(os.path.join(out, "bench_vs_torch.json"), "w"), indent=2)
 PY

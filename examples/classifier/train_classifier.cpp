@@ -36,7 +36,7 @@ struct Config {
   std::string data_dir, out_dir, resume, json_path;
   std::vector<int64_t> hidden;
   std::string activation, init, optimizer, schedule;
-  int64_t epochs, batch_size, val_size, warmup_steps, limit, threads, eval_batch;
+  int64_t epochs, stop_after, batch_size, val_size, warmup_steps, limit, threads, eval_batch;
   double lr, min_lr, weight_decay, momentum, dropout, clip;
   bool nesterov, progress;
   uint64_t seed;
@@ -245,6 +245,11 @@ int run(const Config& c) {
     std::fflush(stdout);
     write_text(c.out_dir + "/metrics.csv", metrics_csv(epochs));
     io::save_checkpoint(ckpt_path, *model, *opt, step, {{"epoch", std::to_string(epoch + 1)}, {"metrics", epochs.dump()}});
+    if (c.stop_after > 0 && epoch + 1 == c.stop_after && epoch + 1 < c.epochs) {
+      std::printf("\nstopped after epoch %lld of %lld; continue with --resume %s (and the same options)\n",
+                  (long long)(epoch + 1), (long long)c.epochs, ckpt_path.c_str());
+      return 0;
+    }
   }
 
   // ---- test ----
@@ -290,6 +295,7 @@ int main(int argc, char** argv) {
     ("init", "weight initialisation: kaiming, xavier or default (PyTorch's)", cxxopts::value<std::string>()->default_value("kaiming"))
     ("dropout", "dropout probability after each hidden layer", cxxopts::value<double>()->default_value("0"))
     ("epochs", "training epochs", cxxopts::value<int64_t>()->default_value("10"))
+    ("stop-after", "stop after this epoch, keeping the checkpoint (continue later with --resume)", cxxopts::value<int64_t>()->default_value("0"))
     ("batch-size", "training batch size", cxxopts::value<int64_t>()->default_value("128"))
     ("optimizer", "sgd, adam or adamw", cxxopts::value<std::string>()->default_value("adamw"))
     ("lr", "peak learning rate", cxxopts::value<double>()->default_value("0.001"))
@@ -326,6 +332,7 @@ int main(int argc, char** argv) {
     c.optimizer = r["optimizer"].as<std::string>();
     c.schedule = r["schedule"].as<std::string>();
     c.epochs = r["epochs"].as<int64_t>();
+    c.stop_after = r["stop-after"].as<int64_t>();
     c.batch_size = r["batch-size"].as<int64_t>();
     c.val_size = r["val-size"].as<int64_t>();
     c.warmup_steps = r["warmup-steps"].as<int64_t>();
