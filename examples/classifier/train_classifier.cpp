@@ -309,7 +309,9 @@ int main(int argc, char** argv) {
     ("val-size", "training images held out for validation", cxxopts::value<int64_t>()->default_value("5000"))
     ("limit", "use only the first N images of each split (0: all), for quick runs", cxxopts::value<int64_t>()->default_value("0"))
     ("seed", "seed for initialisation, split and shuffling", cxxopts::value<uint64_t>()->default_value("0"))
-    ("threads", "OpenMP threads (0: OMP_NUM_THREADS or all cores)", cxxopts::value<int64_t>()->default_value("0"))
+    ("threads", "OpenMP threads; 0: OMP_NUM_THREADS or all cores. Default 1: at batch 128 this MLP's products are too "
+                "small for a second thread to pay off, and on a busy machine threads stall at barriers (see README)",
+     cxxopts::value<int64_t>()->default_value("1"))
     ("resume", "continue from this checkpoint (e.g. results/classifier/checkpoint.safetensors)", cxxopts::value<std::string>()->default_value(""))
     ("json", "also write the metrics document to this path", cxxopts::value<std::string>()->default_value(""))
     ("no-progress", "do not draw the progress bar")
