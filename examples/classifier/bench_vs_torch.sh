@@ -7,8 +7,8 @@
 #   examples/classifier/bench_vs_torch.sh [OUTDIR] [EPOCHS] [REPEATS]
 #
 # Fairness: PyTorch runs with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (this machine's values
-# force an older, slower OpenBLAS kernel), and in two thread layouts that keep torch's pool plus
-# OpenBLAS's pool within 2 cores; Ember runs with 1 and 2 OpenMP threads. Every command gets the
+# force an older, slower OpenBLAS kernel), single-threaded and in two thread layouts that keep
+# torch's pool plus OpenBLAS's pool within 2 cores; Ember runs with 1 and 2 OpenMP threads. Every command gets the
 # same OMP_WAIT_POLICY (passive unless set: on a shared machine, spinning OpenMP threads stall).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,7 +26,7 @@ for r in $(seq 1 "$REPEATS"); do
     OMP_NUM_THREADS=$t "$BIN" --epochs "$EPOCHS" --threads "$t" --no-progress --out "$OUT/ember_t$t" \
       --json "$OUT/ember_t${t}_r$r.json" >/dev/null
   done
-  for layout in "1 2" "2 1"; do
+  for layout in "1 1" "1 2" "2 1"; do
     set -- $layout
     echo "== repeat $r: torch, torch threads $1, OpenBLAS threads $2" >&2
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS="$1" OPENBLAS_NUM_THREADS="$2" \
@@ -45,6 +45,7 @@ for path in sorted(glob.glob(os.path.join(out, "*_r*.json"))):
     if doc.get("openblas"):
         blas.add(doc["openblas"])
 labels = {"ember_t1": "Ember, 1 OpenMP thread", "ember_t2": "Ember, 2 OpenMP threads",
+          "torch_t1_b1": "PyTorch eager, 1 torch + 1 OpenBLAS thread",
           "torch_t1_b2": "PyTorch eager, 1 torch + 2 OpenBLAS threads", "torch_t2_b1": "PyTorch eager, 2 torch + 1 OpenBLAS thread"}
 med = {k: statistics.median(v) for k, v in rows.items() if v}
 best_torch = min(v for k, v in med.items() if k.startswith("torch"))
