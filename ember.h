@@ -1,10 +1,18 @@
 // Ember: one include for the whole public API.
 #pragma once
 #include "framework/autograd/autograd.h"
+#include "framework/cuda/cuda.h"
+#include "framework/custom_op.h"
 #include "framework/error.h"
 #include "framework/gradcheck.h"
 #include "framework/tensor.h"
+#include "ops/attention/attention.h"
+#include "ops/dropout/dropout.h"
 #include "ops/elementwise/elementwise.h"
+#include "ops/embedding/embedding.h"
+#include "ops/loss/cross_entropy.h"
 #include "ops/matmul/matmul.h"
+#include "ops/norm/layer_norm.h"
 #include "ops/reduce/reduce.h"
 #include "ops/shape/shape_ops.h"
+#include "ops/softmax/softmax.h"

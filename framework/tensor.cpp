@@ -1,5 +1,6 @@
 #include "framework/tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <iomanip>
@@ -15,6 +16,11 @@ namespace ember {
 namespace autograd {
 void eager_backward(const Tensor& y, const Tensor& cotangent);  // autograd.cpp
 }
+#ifdef EMBER_CUDA
+namespace cuda {
+void fill(const Tensor& dst, double value);  // ops/shape/cuda/copy.cu
+}
+#endif
 
 namespace {
 DeviceCopyFn g_device_copy = nullptr;
@@ -204,14 +210,27 @@ Tensor Tensor::detach() const { return autograd::unbox_all(*this); }
 Tensor& Tensor::copy_(const Tensor& src) {
   EMBER_CHECK(src.defined(), "copy_: source is undefined");
   Tensor s = src.detach();
-  if (s.shape() != shape()) s = ember::expand(s, shape());
+  if (s.shape() != shape()) {
+    EMBER_CHECK(broadcast_shapes(s.shape(), shape(), "copy_") == shape(), "copy_: source of shape ",
+                ember::to_string(s.shape()), " does not broadcast to the destination's shape ", ember::to_string(shape()));
+    s = ember::expand(s, shape());
+  }
   if (s.dtype() != dtype()) s = ember::cast(s, dtype());
   if (s.device() != device()) s = s.to(device());
+  // A source sharing this tensor's storage (x.copy_(x.t()), a shifted slice) may overlap the
+  // destination; copying it first keeps every read ahead of the writes.
+  if (s.impl()->storage == impl_->storage) s = contiguous_kernel(s);
   copy_strided(*this, s);
   return *this;
 }
 
 Tensor& Tensor::fill_(double value) {
+#ifdef EMBER_CUDA
+  if (device() == Device::CUDA) {  // ops/shape/cuda/copy.cu: no host buffer, no synchronous copy
+    cuda::fill(*this, value);
+    return *this;
+  }
+#endif
   if (device() != Device::CPU) return copy_(full(shape(), value, dtype(), Device::CPU));
   void* base = impl_->storage->data();
   DType dt = dtype();
@@ -267,7 +286,9 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.to_
 // ---- factories ----
 Tensor empty(const Shape& shape, DType dtype, Device device) { return Tensor(raw_impl(shape, dtype, device)); }
 Tensor full(const Shape& shape, double value, DType dtype, Device device) {
+#ifndef EMBER_CUDA
   if (device != Device::CPU) return full(shape, value, dtype, Device::CPU).to(device);
+#endif
   Tensor t = empty(shape, dtype, device);
   t.fill_(value);
   return t;
@@ -295,6 +316,7 @@ namespace {
 template <class T>
 Tensor from_host(const std::vector<T>& v, const Shape& shape) {
   Shape s = shape.empty() && v.size() != 1 ? Shape{int64_t(v.size())} : shape;
+  for (int64_t d : s) EMBER_CHECK(d >= 0, "from_vector: negative dimension in shape ", ember::to_string(s));
   EMBER_CHECK(numel(s) == int64_t(v.size()), "from_vector: ", v.size(), " values do not fill shape ", ember::to_string(s),
               " (", numel(s), " elements)");
   Tensor t = empty(s, dtype_of<T>::value);
@@ -347,7 +369,12 @@ Tensor fill_random(const Shape& shape, DType dtype, F&& draw) {
 Tensor uniform(const Shape& shape, double lo, double hi, DType dtype, Generator* gen) {
   EMBER_CHECK(is_floating(dtype), "uniform: dtype must be floating, got ", dtype);
   Generator& g = gen ? *gen : default_generator();
-  return fill_random(shape, dtype, [&] { return lo + (hi - lo) * g.uniform(); });
+  // The largest value below hi in the target dtype: lo + (hi - lo) u with u just below 1 can round up
+  // to hi, in double arithmetic or when stored as float32 (about once in 2^25 float32 draws).
+  float hf = float(hi);
+  double top = dtype == DType::Float32 ? double(double(hf) < hi ? hf : std::nextafter(hf, float(lo)))
+                                       : std::nextafter(hi, lo);
+  return fill_random(shape, dtype, [&] { return std::min(lo + (hi - lo) * g.uniform(), top); });
 }
 Tensor normal(const Shape& shape, double mean, double stddev, DType dtype, Generator* gen) {
   EMBER_CHECK(is_floating(dtype), "normal: dtype must be floating, got ", dtype);

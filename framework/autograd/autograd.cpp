@@ -50,7 +50,9 @@ std::vector<Tensor> run_backward(const std::vector<std::shared_ptr<Node>>& roots
     if (node->is_leaf) {
       if (auto leaf = node->leaf_tensor.lock()) {
         Tensor old(leaf->grad);
-        leaf->grad = (old.defined() ? add(old, g) : g.contiguous()).impl_ptr();
+        // A fresh tensor, never g itself: g may be the caller's cotangent or be shared with other
+        // leaves (add's VJP passes it on unchanged), and optimizers update .grad in place.
+        leaf->grad = (old.defined() ? add(old, g) : g.clone()).impl_ptr();
       }
       continue;
     }
@@ -218,6 +220,7 @@ std::pair<std::vector<Tensor>, std::vector<Tensor>> make_jvp(const FnNM& f, cons
   }
   std::vector<Tensor> ys = f(boxed), ts;
   for (Tensor& y : ys) {
+    EMBER_CHECK(y.defined(), "make_jvp: the function returned an undefined tensor");
     bool traced = y.impl()->node && y.impl()->trace == t;
     Tensor tan = traced ? y.impl()->node->tangent : Tensor();
     y = autograd::unbox(y, t);

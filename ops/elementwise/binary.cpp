@@ -181,7 +181,10 @@ Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b, const 
 #ifdef EMBER_CUDA
   if (a.device() == Device::CUDA) return cuda::where(cond, a, b, shape);
 #endif
-  Tensor c = cast(cond.detach(), a.dtype());  // compare as the data's type; nonzero means true
+  // Nonzero means true, decided in the condition's own dtype: a plain cast to the data's dtype would
+  // turn 0.5 into int64 0, or 1e-50 into float32 0, and make those conditions false.
+  Tensor c = cond.detach();
+  if (c.dtype() != a.dtype()) c = cast(1.0 - eq(c, scalar_like(c, 0.0)), a.dtype());
   return EMBER_DISPATCH_ALL(a.dtype(), "where", [&] {
     Tensor out = empty(shape, a.dtype());
     scalar_t* o = out.data<scalar_t>();

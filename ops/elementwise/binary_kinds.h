@@ -25,8 +25,9 @@ EMBER_HD inline T apply_binary(BinaryOp op, T x, T y) {
       if constexpr (std::is_integral_v<T>) return y == 0 ? T(0) : T(x / y);  // no SIGFPE on bad input
       else return x / y;
     case BinaryOp::Pow: return T(std::pow(x, y));
-    case BinaryOp::Max: return x >= y ? x : y;
-    case BinaryOp::Min: return x <= y ? x : y;
+    // NaN propagates from either side (x != x only for a NaN).
+    case BinaryOp::Max: return (x >= y || x != x) ? x : y;
+    case BinaryOp::Min: return (x <= y || x != x) ? x : y;
     case BinaryOp::Gt: return T(x > y);
     case BinaryOp::Ge: return T(x >= y);
     case BinaryOp::Lt: return T(x < y);

@@ -45,6 +45,8 @@ namespace {
 template <class Deriv>
 Tensor unary(const char* name, UnaryOp op, const Tensor& x, Deriv deriv) {
   EMBER_CHECK(x.defined(), name, ": input is undefined");
+  EMBER_CHECK(is_floating(x.dtype()), name, ": expected a float32 or float64 tensor, got ", x.dtype(),
+              to_string(x.shape()), " (convert with .to(DType::Float32))");
   auto r = autograd::record(
       name, {x}, [&](const autograd::Args& a) { return unary(name, op, a[0], deriv); },
       [&](const Tensor& ans, const autograd::Args& a) -> autograd::VjpFn {

@@ -27,7 +27,7 @@ EMBER_HD inline T apply_unary(UnaryOp op, T x) {
     case UnaryOp::Cos: return std::cos(x);
     case UnaryOp::Tanh: return std::tanh(x);
     case UnaryOp::Sigmoid: return T(1) / (T(1) + std::exp(-x));
-    case UnaryOp::Relu: return x > T(0) ? x : T(0);
+    case UnaryOp::Relu: return x < T(0) ? T(0) : x;  // NaN passes through
     case UnaryOp::Gelu: return T(0.5) * x * (T(1) + std::erf(x * kInvSqrt2));
     case UnaryOp::GeluTanh: return T(0.5) * x * (T(1) + std::tanh(kSqrt2OverPi * (x + T(0.044715) * x * x * x)));
     case UnaryOp::Sqrt: return std::sqrt(x);

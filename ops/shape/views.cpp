@@ -40,17 +40,26 @@ Shape infer_shape(const Shape& shape, int64_t n, const Tensor& x, const char* op
   return out;
 }
 
-// Records a view-like primitive whose VJP and JVP are other view-like ops.
-template <class Fwd, class Back>
-Tensor traced_view(const char* name, const Tensor& x, Fwd fwd, Back back) {
+// Records a view-like primitive whose VJP and JVP are other view-like ops. `fwd` builds the raw view;
+// the recorded forward goes through traced_view again, so that a value boxed in older traces is
+// recorded there too: that is what makes higher-order derivatives flow through views. `tangent`
+// maps an input tangent to the output tangent with public (recorded) ops.
+template <class Fwd, class Back, class Tangent>
+Tensor traced_view(const char* name, const Tensor& x, Fwd fwd, Back back, Tangent tangent) {
   EMBER_CHECK(x.defined(), name, ": input is undefined");
   auto r = autograd::record(
-      name, {x}, [&](const autograd::Args& a) { return fwd(a[0]); },
+      name, {x}, [&](const autograd::Args& a) { return traced_view(name, a[0], fwd, back, tangent); },
       [&](const Tensor&, const autograd::Args&) -> autograd::VjpFn {
         return [back](const Tensor& g, int) { return back(g); };
       },
-      [&](const autograd::Args& t, const Tensor&, const autograd::Args&) { return fwd(t[0]); });
+      [&](const autograd::Args& t, const Tensor&, const autograd::Args&) { return tangent(t[0]); });
   return r ? *r : fwd(x);
+}
+
+// For views whose raw `fwd` works on any strides (everything but view()), the tangent takes the same view.
+template <class Fwd, class Back>
+Tensor traced_view(const char* name, const Tensor& x, Fwd fwd, Back back) {
+  return traced_view(name, x, fwd, back, [name, fwd, back](const Tensor& t) { return traced_view(name, t, fwd, back); });
 }
 
 }  // namespace
@@ -61,9 +70,10 @@ Tensor view(const Tensor& x, const Shape& shape) {
   EMBER_CHECK(x.is_contiguous(), "view: the tensor of shape ", to_string(x.shape()),
               " is not contiguous; use reshape() (which copies) or contiguous() first");
   Shape in = x.shape();
+  // A tangent need not be contiguous where x is (copy's JVP passes strided tangents on), so it is reshaped.
   return traced_view(
       "view", x, [s](const Tensor& v) { return make_view(v, s, contiguous_strides(s), v.offset()); },
-      [in](const Tensor& g) { return reshape(g, in); });
+      [in](const Tensor& g) { return reshape(g, in); }, [s](const Tensor& t) { return reshape(t, s); });
 }
 
 Tensor reshape(const Tensor& x, const Shape& shape) {
@@ -76,9 +86,11 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
 Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
   EMBER_CHECK(x.defined(), "transpose: input is undefined");
   int64_t n = x.dim();
+  int64_t a = wrap_dim(d0, n, "transpose"), b = wrap_dim(d1, n, "transpose");
+  if (n == 0) return x;  // dims 0 and -1 both name the single "dimension" of a 0-d tensor
   Shape perm(static_cast<size_t>(n));
   std::iota(perm.begin(), perm.end(), 0);
-  std::swap(perm[size_t(wrap_dim(d0, n, "transpose"))], perm[size_t(wrap_dim(d1, n, "transpose"))]);
+  std::swap(perm[size_t(a)], perm[size_t(b)]);
   return permute(x, perm);
 }
 
@@ -141,6 +153,8 @@ Tensor expand(const Tensor& x, const Shape& shape) {
   for (size_t i = 0; i < shape.size(); ++i) {
     int64_t have = i < lead ? 1 : x.shape()[i - lead];
     if (target[i] == -1 && i >= lead) target[i] = have;
+    EMBER_CHECK(target[i] >= 0, "expand: cannot expand shape ", to_string(x.shape()), " to ", to_string(shape),
+                " (size ", target[i], " at dimension ", i, "; -1 may only keep an existing dimension)");
     EMBER_CHECK(have == target[i] || have == 1, "expand: cannot expand shape ", to_string(x.shape()), " to ",
                 to_string(shape), " (dimension ", i, " is ", have, ", not 1)");
   }
@@ -173,6 +187,7 @@ Tensor unsqueeze(const Tensor& x, int64_t dim) {
 Tensor squeeze(const Tensor& x, int64_t dim) {
   EMBER_CHECK(x.defined(), "squeeze: input is undefined");
   int64_t d = wrap_dim(dim, x.dim(), "squeeze");
+  if (x.dim() == 0) return x;
   EMBER_CHECK(x.shape()[size_t(d)] == 1, "squeeze: dim ", d, " of shape ", to_string(x.shape()), " is not 1");
   Shape s = x.shape(), in = x.shape();
   s.erase(s.begin() + d);

@@ -16,7 +16,7 @@ template <class T>
 void softmax_rows(const Tensor& x, const Tensor& out, int64_t dim, Kind kind) {
   Rows in = rows_along(x, dim), o = rows_along(out, dim);
   const T* px = static_cast<const T*>(x.impl()->storage->data());
-  T* po = out.data<T>() - out.offset();
+  T* po = out.data<T>() - out.offset();  // o.offset(r) counts from the storage start
   parallel_for(in.count, row_grain(in.len), [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const T* row = px + in.offset(r);
@@ -53,7 +53,7 @@ Tensor logsumexp(const Tensor& x, int64_t dim) {
   EMBER_DISPATCH_FLOAT(x.dtype(), "logsumexp", [&] {
     Rows in = rows_along(x, dim), o = rows_along(out, dim);
     const scalar_t* px = static_cast<const scalar_t*>(x.impl()->storage->data());
-    scalar_t* po = out.data<scalar_t>();
+    scalar_t* po = out.data<scalar_t>() - out.offset();  // o.offset(r) counts from the storage start
     parallel_for(in.count, row_grain(in.len), [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r)
         po[o.offset(r)] = scalar_t(online_max_sum(px + in.offset(r), in.len, in.stride).log_sum_exp());

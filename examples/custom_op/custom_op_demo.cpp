@@ -1,0 +1,196 @@
+// custom_op_demo: the whole path of a user-defined primitive. Defines nothing itself: the op is
+// examples/custom_op/softplus_op.h. Checks its forward against a float64 reference, its VJP and
+// JVP with gradcheck (also on a transposed view, and second derivatives through grad of grad),
+// then times the fused op against the same function built from seven Ember primitives.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <cxxopts.hpp>
+#include <nlohmann/json.hpp>
+
+#include "examples/custom_op/softplus_op.h"
+
+using namespace ember;
+using softplus_example::softplus;
+using softplus_example::softplus_composite;
+
+namespace {
+
+struct Check {
+  std::string name;
+  bool ok;
+  std::string measured;  // what was measured, or the tolerance that was met
+  std::string detail;    // gradcheck's report of its worst element, shown on failure
+  bool info = false;     // a measurement for comparison, not a pass/fail check
+};
+
+std::string sci(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2e", v);
+  return buf;
+}
+
+Check gradcheck_row(const std::string& name, const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                    const std::vector<Tensor>& xs) {
+  GradcheckOptions opt;
+  GradcheckResult r = gradcheck(f, xs, opt);
+  return {name, r.ok, "within " + sci(opt.atol) + " + " + sci(opt.rtol) + " rel", r.message};
+}
+
+// Largest |a - ref| / |ref| over the elements.
+double max_rel_error(const Tensor& a, const std::vector<double>& ref) {
+  std::vector<double> v = a.to_vector<double>();
+  double worst = 0;
+  for (size_t i = 0; i < v.size(); ++i) worst = std::max(worst, std::abs(v[i] - ref[i]) / std::abs(ref[i]));
+  return worst;
+}
+
+// log(1 + exp(x)) in float64 with glibc's log1p, independent of the kernel's formula.
+double softplus_reference(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+
+// Median wall time of fn in milliseconds, after warm-up runs.
+double median_ms(const std::function<void()>& fn, int warmup, int repeats) {
+  for (int i = 0; i < warmup; ++i) fn();
+  std::vector<double> t;
+  for (int i = 0; i < repeats; ++i) {
+    auto a = std::chrono::steady_clock::now();
+    fn();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+std::string cpu_name() {
+  std::ifstream f("/proc/cpuinfo");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cxxopts::Options options("custom_op_demo",
+                           "A fused softplus written as one Ember custom op (examples/custom_op/softplus_op.h):\n"
+                           "checks it with gradcheck, then times it against the composite of built-in ops.");
+  options.add_options()("numel", "elements in the timed tensor", cxxopts::value<int64_t>()->default_value("1000000"))(
+      "repeats", "timed repetitions (the median is reported)", cxxopts::value<int>()->default_value("21"))(
+      "dtype", "float32 or float64 for the timing", cxxopts::value<std::string>()->default_value("float32"))(
+      "json", "write the results to this JSON file", cxxopts::value<std::string>())("h,help", "show this help");
+  cxxopts::ParseResult args;
+  try {
+    args = options.parse(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << e.what() << "\n" << options.help() << "\n";
+    return 2;
+  }
+  if (args.count("help")) {
+    std::cout << options.help() << "\n";
+    return 0;
+  }
+  const int64_t n = args["numel"].as<int64_t>();
+  const int repeats = std::max(1, args["repeats"].as<int>());
+  const std::string dts = args["dtype"].as<std::string>();
+  if (n <= 0 || (dts != "float32" && dts != "float64")) {
+    std::cerr << "custom_op_demo: --numel must be positive and --dtype float32 or float64\n";
+    return 2;
+  }
+  const DType dtype = dts == "float32" ? DType::Float32 : DType::Float64;
+
+  // ---- correctness ----
+  std::vector<Check> checks;
+  Generator gen(2024);
+  {
+    Tensor x = normal({4097}, 0.0, 8.0, DType::Float64, &gen);
+    std::vector<double> ref;
+    for (double v : x.to_vector<double>()) ref.push_back(softplus_reference(v));
+    double e64 = max_rel_error(softplus(x), ref);
+    checks.push_back({"float64 forward vs reference, 4097 values", e64 < 1e-14, "rel err " + sci(e64), ""});
+    // float32 results against the float64 reference at the same (float32-rounded) inputs.
+    auto ref_at = [](const Tensor& t) {
+      std::vector<double> r;
+      for (double v : t.to_vector<double>()) r.push_back(softplus_reference(v));
+      return r;
+    };
+    Tensor x32 = x.to(DType::Float32);
+    double e32 = max_rel_error(softplus(x32), ref_at(x32));
+    checks.push_back({"float32 forward vs reference", e32 < 3e-7, "rel err " + sci(e32), ""});
+    // Where the composite loses digits: log(1 + t) for small t = exp(-|x|) rounds 1 + t first.
+    Tensor neg = uniform({4097}, -30.0, -5.0, DType::Float32, &gen);
+    double fused_neg = max_rel_error(softplus(neg), ref_at(neg));
+    double comp_neg = max_rel_error(softplus_composite(neg), ref_at(neg));
+    checks.push_back({"float32, x in [-30, -5]: fused", fused_neg < 3e-7, "rel err " + sci(fused_neg), ""});
+    checks.push_back({"float32, x in [-30, -5]: composite", true, "rel err " + sci(comp_neg), "", true});
+  }
+  auto f = [](const std::vector<Tensor>& a) { return softplus(a[0]); };
+  checks.push_back(gradcheck_row("gradcheck VJP+JVP+dot, [3, 4]", f, {normal({3, 4}, 0, 2, DType::Float64, &gen)}));
+  checks.push_back(
+      gradcheck_row("gradcheck, transposed view [4, 3]^T", f, {normal({4, 3}, 0, 2, DType::Float64, &gen).t()}));
+  checks.push_back(gradcheck_row(
+      "gradcheck of grad (second derivatives)",
+      [](const std::vector<Tensor>& a) { return grad([](const Tensor& z) { return sum(softplus(z) * z); })(a[0]); },
+      {normal({2, 3}, 0, 2, DType::Float64, &gen)}));
+  checks.push_back(gradcheck_row(
+      "gradcheck in a model: sum(softplus(A B), 1)",
+      [](const std::vector<Tensor>& a) { return sum(softplus(matmul(a[0], a[1])), {1}); },
+      {normal({2, 3}, 0, 1, DType::Float64, &gen), normal({3, 2}, 0, 1, DType::Float64, &gen)}));
+
+  std::printf("Custom op 'softplus': correctness\n\n");
+  std::printf("| %-48s | %-6s | %-30s |\n", "check", "result", "measured");
+  std::printf("|%s|%s|%s|\n", std::string(50, '-').c_str(), std::string(8, '-').c_str(), std::string(32, '-').c_str());
+  bool all_ok = true;
+  for (const Check& c : checks) {
+    std::printf("| %-48s | %-6s | %-30s |\n", c.name.c_str(), c.info ? "info" : c.ok ? "pass" : "FAIL", c.measured.c_str());
+    if (!c.ok && !c.detail.empty()) std::printf("    %s\n", c.detail.c_str());
+    all_ok = all_ok && c.ok;
+  }
+
+  // ---- timing: fused custom op vs the composite of built-in ops ----
+  Tensor x = normal({n}, 0.0, 3.0, dtype, &gen);
+  auto fwd_grad = [&](const std::function<Tensor(const Tensor&)>& fn) {
+    return [&x, fn] { grad([&](const Tensor& z) { return sum(fn(z)); })(x); };
+  };
+  struct Row {
+    std::string what;
+    double fused, composite;
+  };
+  const int warmup = 3;
+  std::vector<Row> rows = {
+      {"forward", median_ms([&] { softplus(x); }, warmup, repeats), median_ms([&] { softplus_composite(x); }, warmup, repeats)},
+      {"forward + backward (grad of sum)", median_ms(fwd_grad(softplus), warmup, repeats),
+       median_ms(fwd_grad(softplus_composite), warmup, repeats)}};
+  std::printf("\nTiming: %lld %s elements, median of %d runs after %d warm-up, %d thread(s), %s\n\n", (long long)n,
+              dts.c_str(), repeats, warmup, num_threads(), cpu_name().c_str());
+  std::printf("| %-34s | %-12s | %-16s | %-15s |\n", "pass", "fused (ms)", "composite (ms)", "composite/fused");
+  std::printf("|%s|%s|%s|%s|\n", std::string(36, '-').c_str(), std::string(14, '-').c_str(), std::string(18, '-').c_str(),
+              std::string(17, '-').c_str());
+  for (const Row& r : rows)
+    std::printf("| %-34s | %12.3f | %16.3f | %14.2fx |\n", r.what.c_str(), r.fused, r.composite, r.composite / r.fused);
+
+  if (args.count("json")) {
+    nlohmann::json j;
+    j["op"] = "softplus";
+    j["cpu"] = cpu_name();
+    j["threads"] = num_threads();
+    for (const Check& c : checks) j["checks"].push_back({{"name", c.name}, {"ok", c.ok}, {"measured", c.measured}});
+    j["timing"]["n"] = n;
+    j["timing"]["dtype"] = dts;
+    j["timing"]["repeats"] = repeats;
+    for (const Row& r : rows)
+      j["timing"]["rows"].push_back({{"pass", r.what}, {"fused_ms", r.fused}, {"composite_ms", r.composite}});
+    std::ofstream out(args["json"].as<std::string>());
+    if (!out) {
+      std::cerr << "custom_op_demo: cannot write " << args["json"].as<std::string>() << "\n";
+      return 1;
+    }
+    out << j.dump(2) << "\n";
+  }
+  return all_ok ? 0 : 1;
+}

@@ -1,0 +1,293 @@
+// attention(): checks, the choice of algorithm and device, and the VJP / JVP. The kernels live in
+// cpu/ and cuda/; the composite formula in Ember ops in composite.cpp.
+#include "ops/attention/attention.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <memory>
+
+#include "framework/autograd/trace.h"
+#include "ops/attention/attention_internal.h"
+#include "ops/attention/cpu/kernels.h"
+#ifdef EMBER_HAS_CUDA
+#include "ops/attention/cuda/attention_cuda.h"
+#endif
+
+namespace ember {
+
+const char* name(AttentionImpl impl) { return impl == AttentionImpl::Standard ? "standard" : "flash"; }
+
+AttentionImpl parse_attention_impl(const std::string& s) {
+  if (s == "standard") return AttentionImpl::Standard;
+  if (s == "flash") return AttentionImpl::Flash;
+  throw Error(str("unknown attention impl '", s, "' (expected standard or flash)"));
+}
+
+int64_t default_attention_block_m() {
+  // Half of the L2 cache: the other half holds what streams through (V_j rows, O_i, the stack).
+  long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  if (l2 <= 0) l2 = 512 * 1024;
+  return std::max<int64_t>(int64_t(l2) / 2 / int64_t(sizeof(float)), 1024);
+}
+
+AttentionBlocks attention_blocks(int64_t d, int64_t block_m) {
+  EMBER_CHECK(d >= 1, "attention_blocks: head size d must be >= 1, got ", d);
+  int64_t m = block_m > 0 ? block_m : default_attention_block_m();
+  EMBER_CHECK(m >= 4 * d, "attention: block_m (on-chip budget M, in floats) must be at least 4 d = ", 4 * d,
+              " so that a block holds one row, got ", m);
+  int64_t bc = (m + 4 * d - 1) / (4 * d);
+  return {m, std::min(bc, d), bc};
+}
+
+namespace attention_detail {
+
+double effective_scale(const AttentionOptions& opt, int64_t d) {
+  return opt.scale != 0 ? opt.scale : 1.0 / std::sqrt(double(d));
+}
+
+void check_qkv(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opt) {
+  EMBER_CHECK(q.defined() && k.defined() && v.defined(), op, ": q, k and v must be defined");
+  auto shapes = [&] { return str(" (q ", to_string(q.shape()), ", k ", to_string(k.shape()), ", v ", to_string(v.shape()), ")"); };
+  EMBER_CHECK(q.dim() >= 2 && q.dim() == k.dim() && q.dim() == v.dim(), op,
+              ": expected q (..., Nq, d), k and v (..., Nk, d) of the same rank >= 2", shapes());
+  EMBER_CHECK(k.shape() == v.shape(), op, ": k and v must have the same shape", shapes());
+  for (int64_t i = 0; i + 2 < q.dim(); ++i)
+    EMBER_CHECK(q.size(i) == k.size(i), op, ": leading (batch, head) dims of q and k differ", shapes());
+  EMBER_CHECK(q.size(-1) == k.size(-1), op, ": head size d of q and k differ", shapes());
+  EMBER_CHECK(q.size(-1) >= 1 && q.size(-2) >= 1 && k.size(-2) >= 1, op, ": empty sequence or head", shapes());
+  EMBER_CHECK(q.dtype() == k.dtype() && q.dtype() == v.dtype(), op, ": dtypes differ: q ", q.dtype(), ", k ", k.dtype(),
+              ", v ", v.dtype());
+  EMBER_CHECK(is_floating(q.dtype()), op, ": expected float32 or float64, got ", q.dtype());
+  EMBER_CHECK(q.device() == k.device() && q.device() == v.device(), op, ": devices differ: q ", q.device(), ", k ",
+              k.device(), ", v ", v.device());
+  EMBER_CHECK(!opt.causal || k.size(-2) >= q.size(-2), op, ": causal attention needs Nk >= Nq (every query sees ",
+              "at least one key)", shapes());
+  EMBER_CHECK(std::isfinite(opt.scale), op, ": scale must be finite, got ", opt.scale);
+  EMBER_CHECK(opt.block_m >= 0, op, ": block_m must be >= 0 (0 = default), got ", opt.block_m);
+}
+
+}  // namespace attention_detail
+
+namespace {
+using namespace attention_detail;
+
+Shape lead_dims(const Tensor& t) { return Shape(t.shape().begin(), t.shape().end() - 2); }
+Shape with(Shape s, std::initializer_list<int64_t> tail) {
+  s.insert(s.end(), tail);
+  return s;
+}
+
+bool any_traced(std::initializer_list<const Tensor*> ts) {
+  if (!autograd::grad_enabled()) return false;
+  for (const Tensor* t : ts)
+    if (t->defined() && t->is_traced()) return true;
+  return false;
+}
+
+template <class T>
+cpu::attn::Problem<T> problem(const Tensor& q, const Tensor& k, const AttentionOptions& opt) {
+  cpu::attn::Problem<T> p;
+  p.nq = q.size(-2);
+  p.nk = k.size(-2);
+  p.d = q.size(-1);
+  p.bh = q.numel() / (p.nq * p.d);
+  p.scale = T(effective_scale(opt, p.d));
+  p.causal = opt.causal;
+  AttentionBlocks b = attention_blocks(p.d, opt.block_m);
+  p.br = b.br;
+  p.bc = b.bc;
+  return p;
+}
+
+#ifdef EMBER_HAS_CUDA
+cuda_attn::Dims cuda_dims(const Tensor& q, const Tensor& k, const AttentionOptions& opt) {
+  cuda_attn::Dims dm;
+  dm.nq = q.size(-2);
+  dm.nk = k.size(-2);
+  dm.d = q.size(-1);
+  dm.bh = q.numel() / (dm.nq * dm.d);
+  dm.scale = effective_scale(opt, dm.d);
+  dm.causal = opt.causal;
+  return dm;
+}
+#endif
+
+// The kernels on raw (untraced) tensors.
+AttentionForward forward_raw(const Tensor& q0, const Tensor& k0, const Tensor& v0, const AttentionOptions& opt,
+                             bool keep_probs) {
+  Tensor q = q0.contiguous(), k = k0.contiguous(), v = v0.contiguous();
+  Shape lead = lead_dims(q);
+  const int64_t nq = q.size(-2), nk = k.size(-2), d = q.size(-1);
+  AttentionForward r;
+  r.out = empty(q.shape(), q.dtype(), q.device());
+  r.lse = empty(with(lead, {nq}), q.dtype(), q.device());
+  Tensor p;
+  if (opt.impl == AttentionImpl::Standard) p = empty(with(lead, {nq, nk}), q.dtype(), q.device());
+#ifdef EMBER_HAS_CUDA
+  if (q.device() == Device::CUDA) {
+    cuda_attn::Dims dm = cuda_dims(q, k, opt);
+    EMBER_DISPATCH_FLOAT(q.dtype(), "attention", [&] {
+      auto* o = static_cast<scalar_t*>(r.out.raw_data());
+      auto* l = static_cast<scalar_t*>(r.lse.raw_data());
+      auto qp = static_cast<const scalar_t*>(q.raw_data()), kp = static_cast<const scalar_t*>(k.raw_data()),
+           vp = static_cast<const scalar_t*>(v.raw_data());
+      if (opt.impl == AttentionImpl::Flash) cuda_attn::flash_forward<scalar_t>(dm, qp, kp, vp, o, l);
+      else cuda_attn::standard_forward<scalar_t>(dm, qp, kp, vp, static_cast<scalar_t*>(p.raw_data()), o, l);
+    });
+    if (keep_probs) r.probs = p;
+    return r;
+  }
+#endif
+  check_cpu(q, "attention");
+  (void)d;
+  EMBER_DISPATCH_FLOAT(q.dtype(), "attention", [&] {
+    auto pr = problem<scalar_t>(q, k, opt);
+    if (opt.impl == AttentionImpl::Flash)
+      cpu::attn::flash_forward(pr, q.data<scalar_t>(), k.data<scalar_t>(), v.data<scalar_t>(), r.out.data<scalar_t>(),
+                               r.lse.data<scalar_t>());
+    else
+      cpu::attn::standard_forward(pr, q.data<scalar_t>(), k.data<scalar_t>(), v.data<scalar_t>(), p.data<scalar_t>(),
+                                  r.out.data<scalar_t>(), r.lse.data<scalar_t>());
+  });
+  if (keep_probs) r.probs = p;
+  return r;
+}
+
+void check_like(const char* op, const char* what, const Tensor& t, const Shape& shape, const Tensor& q) {
+  EMBER_CHECK(t.defined(), op, ": ", what, " is undefined");
+  EMBER_CHECK(t.shape() == shape, op, ": ", what, " has shape ", to_string(t.shape()), ", expected ", to_string(shape));
+  EMBER_CHECK(t.dtype() == q.dtype(), op, ": ", what, " is ", t.dtype(), ", expected ", q.dtype());
+  EMBER_CHECK(t.device() == q.device(), op, ": ", what, " is on ", t.device(), ", expected ", q.device());
+}
+
+AttentionGrads backward_raw(const Tensor& q0, const Tensor& k0, const Tensor& v0, const Tensor& out0,
+                            const Tensor& aux0, const Tensor& dout0, const AttentionOptions& opt) {
+  Tensor q = q0.contiguous(), k = k0.contiguous(), v = v0.contiguous(), out = out0.contiguous(),
+         aux = aux0.contiguous(), dout = dout0.contiguous();
+  AttentionGrads g{empty(q.shape(), q.dtype(), q.device()), empty(k.shape(), k.dtype(), k.device()),
+                   empty(v.shape(), v.dtype(), v.device())};
+  Tensor ds;
+  if (opt.impl == AttentionImpl::Standard) ds = empty(aux.shape(), q.dtype(), q.device());
+#ifdef EMBER_HAS_CUDA
+  if (q.device() == Device::CUDA) {
+    cuda_attn::Dims dm = cuda_dims(q, k, opt);
+    EMBER_DISPATCH_FLOAT(q.dtype(), "attention backward", [&] {
+      using P = const scalar_t*;
+      P qp = static_cast<P>(q.raw_data()), kp = static_cast<P>(k.raw_data()), vp = static_cast<P>(v.raw_data()),
+        op = static_cast<P>(out.raw_data()), ap = static_cast<P>(aux.raw_data()), dop = static_cast<P>(dout.raw_data());
+      auto* dq = static_cast<scalar_t*>(g.dq.raw_data());
+      auto* dk = static_cast<scalar_t*>(g.dk.raw_data());
+      auto* dv = static_cast<scalar_t*>(g.dv.raw_data());
+      if (opt.impl == AttentionImpl::Flash) cuda_attn::flash_backward<scalar_t>(dm, qp, kp, vp, op, ap, dop, dq, dk, dv);
+      else cuda_attn::standard_backward<scalar_t>(dm, qp, kp, vp, op, ap, dop, static_cast<scalar_t*>(ds.raw_data()), dq, dk, dv);
+    });
+    return g;
+  }
+#endif
+  check_cpu(q, "attention backward");
+  EMBER_DISPATCH_FLOAT(q.dtype(), "attention backward", [&] {
+    auto pr = problem<scalar_t>(q, k, opt);
+    if (opt.impl == AttentionImpl::Flash)
+      cpu::attn::flash_backward(pr, q.data<scalar_t>(), k.data<scalar_t>(), v.data<scalar_t>(), out.data<scalar_t>(),
+                                aux.data<scalar_t>(), dout.data<scalar_t>(), g.dq.data<scalar_t>(),
+                                g.dk.data<scalar_t>(), g.dv.data<scalar_t>());
+    else
+      cpu::attn::standard_backward(pr, q.data<scalar_t>(), k.data<scalar_t>(), v.data<scalar_t>(),
+                                   out.data<scalar_t>(), aux.data<scalar_t>(), dout.data<scalar_t>(),
+                                   ds.data<scalar_t>(), g.dq.data<scalar_t>(), g.dk.data<scalar_t>(),
+                                   g.dv.data<scalar_t>());
+  });
+  return g;
+}
+
+void check_backward_args(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                         const Tensor& dout, const AttentionOptions& opt) {
+  check_qkv(op, q, k, v, opt);
+  check_like(op, "out", out, q.shape(), q);
+  check_like(op, "dout", dout, q.shape(), q);
+}
+
+// What the VJP of one attention call keeps: its inputs, output and the forward's statistics, and
+// the gradients of the last cotangent (the engine asks for dq, dk and dv one at a time).
+struct VjpState {
+  Tensor q, k, v, out;
+  AttentionForward saved;  // lse / probs, when the forward ran the kernels
+  AttentionOptions opt;
+  Tensor last_g;
+  AttentionGrads grads;
+};
+
+}  // namespace
+
+AttentionForward attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opt,
+                                   bool keep_probs) {
+  check_qkv("attention_forward", q, k, v, opt);
+  return forward_raw(autograd::unbox_all(q), autograd::unbox_all(k), autograd::unbox_all(v), opt, keep_probs);
+}
+
+AttentionGrads attention_backward_standard(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                                           const Tensor& probs, const Tensor& dout, const AttentionOptions& opt) {
+  const char* op = "attention_backward_standard";
+  check_backward_args(op, q, k, v, out, dout, opt);
+  if (probs.defined()) check_like(op, "probs", probs, with(lead_dims(q), {q.size(-2), k.size(-2)}), q);
+  if (any_traced({&q, &k, &v, &out, &probs, &dout})) return backward_composite(q, k, v, out, dout, opt);
+  AttentionOptions o = opt;
+  o.impl = AttentionImpl::Standard;
+  Tensor qr = autograd::unbox_all(q), kr = autograd::unbox_all(k), vr = autograd::unbox_all(v);
+  Tensor p = probs.defined() ? autograd::unbox_all(probs) : forward_raw(qr, kr, vr, o, true).probs;
+  return backward_raw(qr, kr, vr, autograd::unbox_all(out), p, autograd::unbox_all(dout), o);
+}
+
+AttentionGrads attention_backward_flash(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                                        const Tensor& lse, const Tensor& dout, const AttentionOptions& opt) {
+  const char* op = "attention_backward_flash";
+  check_backward_args(op, q, k, v, out, dout, opt);
+  if (lse.defined()) check_like(op, "lse", lse, with(lead_dims(q), {q.size(-2)}), q);
+  if (any_traced({&q, &k, &v, &out, &lse, &dout})) return backward_composite(q, k, v, out, dout, opt);
+  EMBER_CHECK(lse.defined(), op, ": lse (the forward's row log-sum-exp) is undefined");
+  AttentionOptions o = opt;
+  o.impl = AttentionImpl::Flash;
+  return backward_raw(autograd::unbox_all(q), autograd::unbox_all(k), autograd::unbox_all(v),
+                      autograd::unbox_all(out), autograd::unbox_all(lse), autograd::unbox_all(dout), o);
+}
+
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opt) {
+  check_qkv("attention", q, k, v, opt);
+  AttentionForward saved;
+  auto r = autograd::record(
+      "attention", {q, k, v},
+      [&](const autograd::Args& a) {
+        // One level down: run the kernels when nothing is traced there (keeping what the backward
+        // needs), else record attention again (higher-order derivatives).
+        if (autograd::detail::top_trace(a) != 0 && autograd::grad_enabled()) return attention(a[0], a[1], a[2], opt);
+        saved = forward_raw(autograd::unbox_all(a[0]), autograd::unbox_all(a[1]), autograd::unbox_all(a[2]), opt,
+                            opt.impl == AttentionImpl::Standard);
+        return saved.out;
+      },
+      [&](const Tensor& ans, const autograd::Args& a) -> autograd::VjpFn {
+        auto st = std::make_shared<VjpState>();
+        st->q = a[0];
+        st->k = a[1];
+        st->v = a[2];
+        st->out = ans;
+        st->saved = saved;
+        st->opt = opt;
+        return [st](const Tensor& g, int i) {
+          if (!st->last_g.defined() || st->last_g.impl() != g.impl()) {
+            st->grads = st->opt.impl == AttentionImpl::Standard
+                            ? attention_backward_standard(st->q, st->k, st->v, st->out, st->saved.probs, g, st->opt)
+                            : attention_backward_flash(st->q, st->k, st->v, st->out, st->saved.lse, g, st->opt);
+            st->last_g = g;
+          }
+          return i == 0 ? st->grads.dq : i == 1 ? st->grads.dk : st->grads.dv;
+        };
+      },
+      [&](const autograd::Args& t, const Tensor&, const autograd::Args& a) {
+        return jvp_composite(a[0], a[1], a[2], t[0], t[1], t[2], opt);
+      });
+  if (r) return *r;
+  return forward_raw(q, k, v, opt, false).out;
+}
+
+}  // namespace ember

@@ -1,0 +1,146 @@
+// Algorithm 0 on the CPU: S = scale Q K^T is written to main memory, read back for the softmax,
+// P is written, and read again for O = P V; the backward reads P and writes dP / dS (N x N each).
+// Work is split into strips of rows (and, for the products with P^T and dS^T, strips of columns)
+// so that both cores are busy; the strips do not change what is stored or how often it is touched.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "framework/parallel.h"
+#include "framework/tensor.h"
+#include "ops/attention/cpu/kernels.h"
+#include "ops/attention/cpu/tile_math.h"
+#include "ops/attention/io_counters.h"
+
+namespace ember::cpu::attn {
+
+using detail::count_read;
+using detail::count_write;
+
+template <class T>
+void standard_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* p, T* o, T* lse) {
+  const int64_t d = pr.d, nq = pr.nq, nk = pr.nk, rs = pr.br, cs = pr.bc, E = sizeof(T);
+  const int64_t strips = (nq + rs - 1) / rs;
+  parallel_for(pr.bh * strips, task_grain(4 * rs * nk * d), [&](int64_t b, int64_t e) {
+    Tensor scratch = empty({d * cs}, dtype_of<T>::value);
+    T* kt = scratch.data<T>();
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t bh = t / strips, i0 = (t % strips) * rs, m = std::min(rs, nq - i0);
+      const T* qb = q + (bh * nq + i0) * d;
+      const T* kb = k + bh * nk * d;
+      const T* vb = v + bh * nk * d;
+      T* pb = p + (bh * nq + i0) * nk;
+      T* ob = o + (bh * nq + i0) * d;
+      const int64_t vis = pr.visible(i0 + m - 1);  // keys that some row of the strip sees
+      // 1. S = scale Q K^T, written to main memory strip by strip.
+      count_read(m * d, E);
+      for (int64_t j0 = 0; j0 < vis; j0 += cs) {
+        const int64_t n = std::min(cs, vis - j0);
+        transpose_into(n, d, kb + j0 * d, d, kt);
+        count_read(n * d, E);
+        gemm_a_bt(m, n, d, pr.scale, qb, d, kt, pb + j0, nk);
+      }
+      count_write(m * vis, E);
+      // 2. P = softmax(S), row by row; masked entries become exact zeros.
+      for (int64_t r = 0; r < m; ++r) {
+        T* row = pb + r * nk;
+        const int64_t vr = pr.visible(i0 + r);
+        T mx = -std::numeric_limits<T>::infinity();
+        for (int64_t j = 0; j < vr; ++j) mx = std::max(mx, row[j]);
+        exp_shifted(row, row, vr, mx);
+        T sum = 0;
+        for (int64_t j = 0; j < vr; ++j) sum += row[j];
+        const T inv = T(1) / sum;
+        for (int64_t j = 0; j < vr; ++j) row[j] *= inv;
+        std::fill(row + vr, row + nk, T(0));
+        lse[bh * nq + i0 + r] = mx + std::log(sum);
+      }
+      count_read(m * vis, E);
+      count_write(m * nk + m, E);
+      // 3. O = P V.
+      std::fill(ob, ob + m * d, T(0));
+      gemm_acc_ab(m, d, vis, T(1), pb, nk, vb, d, ob, d);
+      count_read(m * vis + vis * d, E);
+      count_write(m * d, E);
+    }
+  });
+}
+
+template <class T>
+void standard_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, const T* o, const T* p,
+                       const T* dout, T* ds, T* dq, T* dk, T* dv) {
+  const int64_t d = pr.d, nq = pr.nq, nk = pr.nk, rs = pr.br, cs = pr.bc, E = sizeof(T);
+  Tensor dvec_t = empty({pr.bh * nq}, dtype_of<T>::value);
+  T* dvec = dvec_t.data<T>();
+  rowdot(pr.bh * nq, d, dout, o, dvec);
+
+  // Pass 1, by row strips: dP = dO V^T (written), dS = P * (dP - D) (in place), dQ = scale dS K.
+  const int64_t rstrips = (nq + rs - 1) / rs;
+  parallel_for(pr.bh * rstrips, task_grain(4 * rs * nk * d), [&](int64_t b, int64_t e) {
+    Tensor scratch = empty({d * cs}, dtype_of<T>::value);
+    T* vt = scratch.data<T>();
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t bh = t / rstrips, i0 = (t % rstrips) * rs, m = std::min(rs, nq - i0);
+      const T* dob = dout + (bh * nq + i0) * d;
+      const T* kb = k + bh * nk * d;
+      const T* vb = v + bh * nk * d;
+      const T* pb = p + (bh * nq + i0) * nk;
+      T* dsb = ds + (bh * nq + i0) * nk;
+      const int64_t vis = pr.visible(i0 + m - 1);
+      count_read(m * d, E);
+      for (int64_t j0 = 0; j0 < vis; j0 += cs) {
+        const int64_t n = std::min(cs, vis - j0);
+        transpose_into(n, d, vb + j0 * d, d, vt);
+        count_read(n * d, E);
+        gemm_a_bt(m, n, d, T(1), dob, d, vt, dsb + j0, nk);
+      }
+      count_write(m * vis, E);
+      for (int64_t r = 0; r < m; ++r) {
+        const T dr = dvec[bh * nq + i0 + r];
+        const T* prow = pb + r * nk;
+        T* srow = dsb + r * nk;
+        const int64_t vr = pr.visible(i0 + r);
+        for (int64_t j = 0; j < vr; ++j) srow[j] = prow[j] * (srow[j] - dr);
+        std::fill(srow + vr, srow + nk, T(0));
+      }
+      count_read(2 * m * vis + m, E);
+      count_write(m * nk, E);
+      T* dqb = dq + (bh * nq + i0) * d;
+      std::fill(dqb, dqb + m * d, T(0));
+      gemm_acc_ab(m, d, vis, pr.scale, dsb, nk, kb, d, dqb, d);
+      count_read(m * vis + vis * d, E);
+      count_write(m * d, E);
+    }
+  });
+
+  // Pass 2, by column strips: dV = P^T dO, dK = scale dS^T Q.
+  const int64_t cstrips = (nk + cs - 1) / cs;
+  parallel_for(pr.bh * cstrips, task_grain(4 * cs * nq * d), [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t bh = t / cstrips, j0 = (t % cstrips) * cs, n = std::min(cs, nk - j0);
+      // Rows before i_start cannot see column j0 (causal), so their P and dS there are zero.
+      const int64_t i_start = pr.causal ? std::max<int64_t>(0, j0 - pr.causal_offset()) : 0;
+      const int64_t rows = nq - i_start;
+      T* dvb = dv + (bh * nk + j0) * d;
+      T* dkb = dk + (bh * nk + j0) * d;
+      std::fill(dvb, dvb + n * d, T(0));
+      std::fill(dkb, dkb + n * d, T(0));
+      if (rows <= 0) continue;
+      const int64_t off = (bh * nq + i_start) * nk + j0;
+      gemm_acc_atb(n, d, rows, T(1), p + off, nk, dout + (bh * nq + i_start) * d, d, dvb, d);
+      gemm_acc_atb(n, d, rows, pr.scale, ds + off, nk, q + (bh * nq + i_start) * d, d, dkb, d);
+      count_read(2 * rows * n + 2 * rows * d, E);
+      count_write(2 * n * d, E);
+    }
+  });
+}
+
+#define EMBER_INSTANTIATE(T)                                                                              \
+  template void standard_forward<T>(const Problem<T>&, const T*, const T*, const T*, T*, T*, T*);        \
+  template void standard_backward<T>(const Problem<T>&, const T*, const T*, const T*, const T*, const T*, \
+                                     const T*, T*, T*, T*, T*);
+EMBER_INSTANTIATE(float)
+EMBER_INSTANTIATE(double)
+#undef EMBER_INSTANTIATE
+
+}  // namespace ember::cpu::attn

@@ -1,0 +1,496 @@
+// Tensor: factories, random numbers, views sharing storage, element access, dtype conversion,
+// in-place writes through views, printing and the caching allocator's statistics.
+#include <cmath>
+
+#include "ops/reference.h"
+
+using namespace ember;
+using namespace ember::testing;
+
+namespace {
+
+// The mean and (population) variance of a tensor's elements, computed in double.
+std::pair<double, double> moments(const Tensor& t) {
+  std::vector<double> v = t.to_vector<double>();
+  double m = 0;
+  for (double x : v) m += x;
+  m /= double(v.size());
+  double var = 0;
+  for (double x : v) var += (x - m) * (x - m);
+  return {m, var / double(v.size())};
+}
+
+bool same_storage(const Tensor& a, const Tensor& b) { return a.impl()->storage == b.impl()->storage; }
+
+}  // namespace
+
+// ---------------------------------------------------------------- factories
+
+TEST(TensorFactory, ZerosOnesFull) {
+  for (DType dt : {DType::Float32, DType::Float64, DType::Int64}) {
+    Tensor z = zeros({2, 3}, dt), o = ones({2, 3}, dt), f = full({4}, 7.0, dt);
+    EXPECT_EQ(z.shape(), (Shape{2, 3}));
+    EXPECT_EQ(z.dtype(), dt);
+    EXPECT_EQ(z.strides(), (Shape{3, 1}));
+    EXPECT_TRUE(z.is_contiguous());
+    for (double v : z.to_vector<double>()) EXPECT_EQ(v, 0.0);
+    for (double v : o.to_vector<double>()) EXPECT_EQ(v, 1.0);
+    for (double v : f.to_vector<double>()) EXPECT_EQ(v, 7.0);
+  }
+  Tensor s = scalar(2.5, DType::Float64);
+  EXPECT_EQ(s.dim(), 0);
+  EXPECT_EQ(s.numel(), 1);
+  EXPECT_EQ(s.item(), 2.5);
+  Tensor x = full({3, 1}, -1.5, DType::Float32);
+  EXPECT_EQ(zeros_like(x).shape(), x.shape());
+  EXPECT_EQ(ones_like(x).dtype(), DType::Float32);
+  EXPECT_EQ(full_like(x, 4).to_vector<double>(), (std::vector<double>{4, 4, 4}));
+  EXPECT_EQ(zeros({0, 3}).numel(), 0);
+}
+
+TEST(TensorFactory, Arange) {
+  EXPECT_EQ(arange(5).to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(arange(5).dtype(), DType::Int64);
+  EXPECT_EQ(arange(2, 9, 3).to_vector<int64_t>(), (std::vector<int64_t>{2, 5, 8}));
+  EXPECT_EQ(arange(2, 8, 3).to_vector<int64_t>(), (std::vector<int64_t>{2, 5}));
+  EXPECT_EQ(arange(5, 0, -2).to_vector<int64_t>(), (std::vector<int64_t>{5, 3, 1}));
+  EXPECT_EQ(arange(5, 0).numel(), 0);
+  EXPECT_EQ(arange(0, 5, -1).numel(), 0);
+  EXPECT_EQ(arange(3, DType::Float64).to_vector<double>(), (std::vector<double>{0, 1, 2}));
+  EXPECT_EQ(arange(3, DType::Float64).dtype(), DType::Float64);
+  EXPECT_EMBER_ERROR(arange(0, 5, 0), "arange");
+}
+
+TEST(TensorFactory, FromVectorRoundTrip) {
+  std::vector<float> f = {1.5f, -2.f, 3.25f, 4.f, 5.f, 6.f};
+  Tensor t = from_vector(f, {2, 3});
+  EXPECT_EQ(t.dtype(), DType::Float32);
+  EXPECT_EQ(t.shape(), (Shape{2, 3}));
+  EXPECT_EQ(t.to_vector<float>(), f);
+  EXPECT_EQ(t.at({1, 0}), 4.0);
+  Tensor d = from_vector(std::vector<double>{0.1, 0.2, 0.3});
+  EXPECT_EQ(d.shape(), (Shape{3}));
+  EXPECT_EQ(d.dtype(), DType::Float64);
+  EXPECT_EQ(d.to_vector<double>(), (std::vector<double>{0.1, 0.2, 0.3}));
+  Tensor i = from_vector(std::vector<int64_t>{7, -8}, {2, 1});
+  EXPECT_EQ(i.dtype(), DType::Int64);
+  EXPECT_EQ(i.to_vector<int64_t>(), (std::vector<int64_t>{7, -8}));
+  Tensor one = from_vector(std::vector<double>{9.0});
+  EXPECT_EQ(one.dim(), 0);  // a single value without a shape is a 0-d tensor
+  EXPECT_EQ(one.item(), 9.0);
+  EXPECT_EQ(from_vector(std::vector<double>{9.0}, {1}).shape(), (Shape{1}));
+  EXPECT_EMBER_ERROR(from_vector(f, {4, 2}), "from_vector");
+  EXPECT_EMBER_ERROR(from_vector(f, {4}), "[4]");
+  EXPECT_EMBER_ERROR(from_vector(std::vector<double>{1, 2}, {-1, -2}), "from_vector");
+}
+
+TEST(TensorFactory, NegativeDimensionIsAnError) { EXPECT_EMBER_ERROR(zeros({2, -3}), "negative"); }
+
+// ---------------------------------------------------------------- random numbers
+
+TEST(TensorRandom, SeededGeneratorsAreDeterministic) {
+  Generator g1(42), g2(42), g3(43);
+  Tensor a = randn({50}, DType::Float64, &g1), b = randn({50}, DType::Float64, &g2), c = randn({50}, DType::Float64, &g3);
+  EXPECT_EQ(a.to_vector<double>(), b.to_vector<double>());
+  EXPECT_NE(a.to_vector<double>(), c.to_vector<double>());
+  // The default generator restarts with manual_seed.
+  manual_seed(7);
+  std::vector<double> r1 = rand({20}, DType::Float64).to_vector<double>();
+  std::vector<int64_t> i1 = randint({20}, -3, 4).to_vector<int64_t>();
+  manual_seed(7);
+  EXPECT_EQ(rand({20}, DType::Float64).to_vector<double>(), r1);
+  EXPECT_EQ(randint({20}, -3, 4).to_vector<int64_t>(), i1);
+  // Seeding resets Box-Muller's cached second value too.
+  Generator g(5);
+  g.normal();
+  g.seed(5);
+  Generator fresh(5);
+  EXPECT_EQ(g.normal(), fresh.normal());
+  // Float32 draws the same sequence, rounded.
+  Generator h1(9), h2(9);
+  std::vector<float> f = uniform({10}, -1, 1, DType::Float32, &h1).to_vector<float>();
+  std::vector<double> d = uniform({10}, -1, 1, DType::Float64, &h2).to_vector<double>();
+  for (size_t i = 0; i < f.size(); ++i) EXPECT_EQ(f[i], float(d[i]));
+}
+
+TEST(TensorRandom, RoughStatistics) {
+  const int64_t n = 20000;
+  Generator g(123);
+  Tensor u = rand({n}, DType::Float64, &g);
+  auto [um, uv] = moments(u);
+  EXPECT_NEAR(um, 0.5, 0.01);
+  EXPECT_NEAR(uv, 1.0 / 12, 0.005);
+  std::vector<double> uvals = u.to_vector<double>();
+  EXPECT_GE(*std::min_element(uvals.begin(), uvals.end()), 0.0);
+  EXPECT_LT(*std::max_element(uvals.begin(), uvals.end()), 1.0);
+
+  auto [nm, nv] = moments(randn({n}, DType::Float64, &g));
+  EXPECT_NEAR(nm, 0.0, 0.03);
+  EXPECT_NEAR(nv, 1.0, 0.04);
+
+  auto [gm, gv] = moments(normal({n}, 3.0, 0.5, DType::Float32, &g));
+  EXPECT_NEAR(gm, 3.0, 0.02);
+  EXPECT_NEAR(gv, 0.25, 0.01);
+
+  Tensor w = uniform({n}, -2.0, 6.0, DType::Float64, &g);
+  auto [wm, wv] = moments(w);
+  EXPECT_NEAR(wm, 2.0, 0.08);
+  EXPECT_NEAR(wv, 64.0 / 12, 0.15);
+  std::vector<double> wvals = w.to_vector<double>();
+  EXPECT_GE(*std::min_element(wvals.begin(), wvals.end()), -2.0);
+  EXPECT_LT(*std::max_element(wvals.begin(), wvals.end()), 6.0);
+
+  Tensor r = randint({n}, -3, 4, &g);
+  EXPECT_EQ(r.dtype(), DType::Int64);
+  std::vector<int64_t> counts(7, 0);
+  for (int64_t v : r.to_vector<int64_t>()) {
+    ASSERT_GE(v, -3);
+    ASSERT_LT(v, 4);
+    ++counts[size_t(v + 3)];
+  }
+  for (int64_t c : counts) EXPECT_NEAR(double(c) / n, 1.0 / 7, 0.015);
+}
+
+TEST(TensorRandom, BadArguments) {
+  EXPECT_EMBER_ERROR(randint({3}, 4, 4), "randint");
+  EXPECT_EMBER_ERROR(uniform({3}, 0, 1, DType::Int64), "uniform");
+  EXPECT_EMBER_ERROR(normal({3}, 0, 1, DType::Int64), "normal");
+}
+
+// ---------------------------------------------------------------- views
+
+TEST(TensorView, ReshapeAndViewShareStorage) {
+  Tensor x = arange(12, DType::Float64);
+  Tensor v = x.view({3, 4});
+  Tensor r = x.reshape({2, -1, 3});
+  EXPECT_EQ(r.shape(), (Shape{2, 2, 3}));
+  EXPECT_TRUE(same_storage(x, v));
+  EXPECT_TRUE(same_storage(x, r));
+  v.set({2, 1}, 100);
+  EXPECT_EQ(x.at({9}), 100);
+  EXPECT_EQ(r.at({1, 1, 0}), 100);
+  EXPECT_EQ(x.flatten().shape(), (Shape{12}));
+  // reshape of a non-contiguous tensor copies, view refuses.
+  Tensor t = x.view({3, 4}).t();
+  Tensor c = t.reshape({12});
+  EXPECT_FALSE(same_storage(c, x));
+  EXPECT_EQ(c.to_vector<double>(), t.to_vector<double>());
+  EXPECT_EMBER_ERROR(t.view({12}), "view");
+  EXPECT_EMBER_ERROR(x.reshape({5, -1}), "reshape");
+  EXPECT_EMBER_ERROR(x.reshape({-1, -1}), "only one dimension");
+  EXPECT_EMBER_ERROR(x.view({5, 3}), "[5, 3]");
+}
+
+TEST(TensorView, TransposeAndPermute) {
+  Tensor x = random({2, 3, 4}, 1);
+  Tensor t = x.transpose(0, 2);
+  EXPECT_EQ(t.shape(), (Shape{4, 3, 2}));
+  EXPECT_EQ(t.strides(), (Shape{1, 4, 12}));
+  EXPECT_TRUE(same_storage(t, x));
+  EXPECT_FALSE(t.is_contiguous());
+  Tensor p = x.permute({1, -1, 0});
+  EXPECT_EQ(p.shape(), (Shape{3, 4, 2}));
+  for_each_index(x.shape(), [&](const Shape& i) {
+    EXPECT_EQ(t.at({i[2], i[1], i[0]}), x.at(i));
+    EXPECT_EQ(p.at({i[1], i[2], i[0]}), x.at(i));
+  });
+  x.set({1, 2, 3}, 42);
+  EXPECT_EQ(p.at({2, 3, 1}), 42);
+  Tensor m = random({3, 5}, 2);
+  EXPECT_EQ(m.t().shape(), (Shape{5, 3}));
+  EXPECT_EQ(m.t().t().to_vector<double>(), m.to_vector<double>());
+  EXPECT_EMBER_ERROR(x.permute({0, 1}), "permute");
+  EXPECT_EMBER_ERROR(x.permute({0, 1, 1}), "repeats");
+  EXPECT_EMBER_ERROR(x.transpose(0, 3), "transpose");
+}
+
+TEST(TensorView, SliceWithStepAndNegativeBounds) {
+  Tensor x = arange(20, DType::Float64).reshape({4, 5});
+  Tensor s = x.slice(1, 1, 5, 2);  // columns 1 and 3
+  EXPECT_EQ(s.shape(), (Shape{4, 2}));
+  EXPECT_TRUE(same_storage(s, x));
+  EXPECT_EQ(s.offset(), 1);
+  EXPECT_EQ(s.strides(), (Shape{5, 2}));
+  EXPECT_EQ(s.to_vector<double>(), (std::vector<double>{1, 3, 6, 8, 11, 13, 16, 18}));
+  EXPECT_EQ(x.slice(0, -2, 4).to_vector<double>(), (std::vector<double>{10, 11, 12, 13, 14, 15, 16, 17, 18, 19}));
+  EXPECT_EQ(x.slice(1, 0, -1, 3).to_vector<double>(), (std::vector<double>{0, 3, 5, 8, 10, 13, 15, 18}));
+  EXPECT_EQ(x.slice(1, 2, 100).shape(), (Shape{4, 3}));  // bounds clamp as in Python
+  EXPECT_EQ(x.slice(1, 4, 2).shape(), (Shape{4, 0}));
+  EXPECT_EQ(x.narrow(0, 1, 2).to_vector<double>(), (std::vector<double>{5, 6, 7, 8, 9, 10, 11, 12, 13, 14}));
+  // A slice of a slice composes offsets and strides.
+  Tensor ss = x.slice(1, 1, 5, 2).slice(0, 1, 4, 2);
+  EXPECT_EQ(ss.to_vector<double>(), (std::vector<double>{6, 8, 16, 18}));
+  ss.set({1, 1}, -1);
+  EXPECT_EQ(x.at({3, 3}), -1);
+  EXPECT_EMBER_ERROR(x.slice(1, 0, 2, 0), "step");
+  EXPECT_EMBER_ERROR(x.slice(2, 0, 2), "slice");
+  EXPECT_EMBER_ERROR(scalar(1.0).slice(0, 0, 1), "slice");
+}
+
+TEST(TensorView, ExpandUnsqueezeSqueeze) {
+  Tensor x = from_vector(std::vector<double>{1, 2, 3}, {3, 1});
+  Tensor e = x.expand({2, 3, 4});
+  EXPECT_EQ(e.shape(), (Shape{2, 3, 4}));
+  EXPECT_EQ(e.strides(), (Shape{0, 1, 0}));
+  EXPECT_TRUE(same_storage(e, x));
+  for_each_index(e.shape(), [&](const Shape& i) { EXPECT_EQ(e.at(i), double(i[1] + 1)); });
+  EXPECT_EQ(x.expand({-1, 2}).shape(), (Shape{3, 2}));
+  x.set({1, 0}, 9);
+  EXPECT_EQ(e.at({1, 1, 3}), 9);
+  EXPECT_EMBER_ERROR(x.expand({3, 4, 2}), "expand");
+  EXPECT_EMBER_ERROR(x.expand({2}), "expand");
+  EXPECT_EMBER_ERROR(x.expand({-1, 3, 2}), "expand");  // -1 only keeps an existing dimension
+  EXPECT_EMBER_ERROR(x.expand({-2, 3, 2}), "expand");
+
+  Tensor v = random({2, 3}, 3);
+  Tensor u0 = v.unsqueeze(0), u2 = v.unsqueeze(2), um = v.unsqueeze(-1);
+  EXPECT_EQ(u0.shape(), (Shape{1, 2, 3}));
+  EXPECT_EQ(u2.shape(), (Shape{2, 3, 1}));
+  EXPECT_EQ(um.shape(), (Shape{2, 3, 1}));
+  EXPECT_TRUE(u0.is_contiguous() && u2.is_contiguous());
+  EXPECT_TRUE(same_storage(u2, v));
+  EXPECT_EQ(u2.squeeze(2).shape(), (Shape{2, 3}));
+  EXPECT_EQ(u0.squeeze(0).to_vector<double>(), v.to_vector<double>());
+  // unsqueeze of a transposed view keeps addressing the same elements.
+  Tensor tu = v.t().unsqueeze(1);
+  for_each_index(tu.shape(), [&](const Shape& i) { EXPECT_EQ(tu.at(i), v.at({i[2], i[0]})); });
+  EXPECT_EMBER_ERROR(v.squeeze(0), "squeeze");
+  EXPECT_EMBER_ERROR(v.unsqueeze(4), "unsqueeze");
+}
+
+TEST(TensorView, ZeroDimEdgeCases) {
+  Tensor s = scalar(3.0, DType::Float64);
+  EXPECT_EQ(s.unsqueeze(0).shape(), (Shape{1}));
+  EXPECT_EQ(s.reshape({1, 1}).shape(), (Shape{1, 1}));
+  EXPECT_EQ(s.transpose(0, 0).item(), 3.0);   // a 0-d tensor is its own transpose
+  EXPECT_EQ(s.squeeze(0).item(), 3.0);         // and squeezing it is a no-op
+  EXPECT_EQ(s.permute({}).item(), 3.0);
+  EXPECT_EMBER_ERROR(s.transpose(0, 1), "transpose");
+}
+
+TEST(TensorView, Contiguous) {
+  Tensor x = random({3, 4}, 4);
+  EXPECT_EQ(x.contiguous().impl(), x.impl());  // already contiguous: the same tensor
+  Tensor t = x.t();
+  Tensor c = t.contiguous();
+  EXPECT_TRUE(c.is_contiguous());
+  EXPECT_FALSE(same_storage(c, x));
+  EXPECT_EQ(c.strides(), (Shape{3, 1}));
+  EXPECT_EQ(c.to_vector<double>(), t.to_vector<double>());
+  Tensor e = random({1, 4}, 5).expand({3, 4}).contiguous();
+  EXPECT_TRUE(e.is_contiguous());
+  EXPECT_EQ(e.at({2, 3}), e.at({0, 3}));
+  Tensor k = x.clone();
+  EXPECT_FALSE(same_storage(k, x));
+  k.set({0, 0}, 1e3);
+  EXPECT_NE(x.at({0, 0}), 1e3);
+}
+
+// ---------------------------------------------------------------- element access and conversion
+
+TEST(TensorAccess, AtSetItemAndErrors) {
+  Tensor x = zeros({2, 3}, DType::Int64);
+  x.set({1, 2}, 5);
+  EXPECT_EQ(x.at({1, 2}), 5);
+  EXPECT_EQ(x.to_vector<int64_t>(), (std::vector<int64_t>{0, 0, 0, 0, 0, 5}));
+  EXPECT_EQ(x.size(-1), 3);
+  EXPECT_EQ(x.size(0), 2);
+  EXPECT_EMBER_ERROR(x.at({2, 0}), "at");
+  EXPECT_EMBER_ERROR(x.at({0, -1}), "out of range");
+  EXPECT_EMBER_ERROR(x.at({0}), "at");
+  EXPECT_EMBER_ERROR(x.set({0, 3}, 1), "set");
+  EXPECT_EMBER_ERROR(x.item(), "item");
+  EXPECT_EMBER_ERROR(x.size(2), "size");
+  EXPECT_EMBER_ERROR(x.data<float>(), "data");
+  EXPECT_EQ(x.data<int64_t>()[5], 5);
+  EXPECT_EMBER_ERROR(Tensor().shape(), "undefined");
+  EXPECT_EQ(from_vector(std::vector<float>{2.5f}, {1, 1}).item(), 2.5);
+}
+
+TEST(TensorAccess, ToDtype) {
+  Tensor x = from_vector(std::vector<double>{1.25, -2.75, 3.0, 1e10}, {2, 2});
+  Tensor f = x.to(DType::Float32);
+  EXPECT_EQ(f.dtype(), DType::Float32);
+  EXPECT_EQ(f.to_vector<double>(), (std::vector<double>{1.25, -2.75, 3.0, double(float(1e10))}));
+  Tensor i = x.to(DType::Int64);
+  EXPECT_EQ(i.to_vector<int64_t>(), (std::vector<int64_t>{1, -2, 3, 10000000000}));  // truncation toward zero
+  EXPECT_EQ(i.to(DType::Float64).to_vector<double>(), (std::vector<double>{1, -2, 3, 1e10}));
+  EXPECT_EQ(x.to(DType::Float64).impl(), x.impl());  // same dtype: no copy
+  // Conversion of a non-contiguous view reads through its strides.
+  EXPECT_EQ(x.t().to(DType::Float32).to_vector<float>(), (std::vector<float>{1.25f, 3.f, -2.75f, 1e10f}));
+  EXPECT_EQ(x.to(Device::CPU).impl(), x.impl());
+}
+
+TEST(TensorAccess, CopyAndFillIntoViews) {
+  Tensor x = zeros({3, 4}, DType::Float64);
+  x.slice(1, 0, 4, 2).fill_(1.0);  // even columns
+  EXPECT_EQ(x.to_vector<double>(), (std::vector<double>{1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0}));
+  x.t().slice(0, 3, 4).fill_(7);  // the last column, through a transposed view
+  EXPECT_EQ(x.at({2, 3}), 7);
+  EXPECT_EQ(x.at({2, 2}), 1);
+  // copy_ from a float32 source of another layout into a strided row.
+  Tensor src = from_vector(std::vector<float>{5, 6}, {2});
+  x.slice(0, 1, 2).slice(1, 1, 4, 2).copy_(src.view({1, 2}));
+  EXPECT_EQ(x.at({1, 1}), 5);
+  EXPECT_EQ(x.at({1, 3}), 6);
+  // copy_ broadcasts the source.
+  Tensor y = zeros({2, 3}, DType::Float64);
+  y.copy_(from_vector(std::vector<double>{1, 2, 3}));
+  EXPECT_EQ(y.to_vector<double>(), (std::vector<double>{1, 2, 3, 1, 2, 3}));
+  y.t().copy_(random({3, 2}, 11));
+  EXPECT_EQ(y.t().to_vector<double>(), random({3, 2}, 11).to_vector<double>());
+  y.zero_();
+  for (double v : y.to_vector<double>()) EXPECT_EQ(v, 0);
+  Tensor ints = zeros({4}, DType::Int64);
+  ints.fill_(3.9);
+  EXPECT_EQ(ints.to_vector<int64_t>(), (std::vector<int64_t>{3, 3, 3, 3}));
+  EXPECT_EMBER_ERROR(y.copy_(zeros({4})), "copy_");
+  EXPECT_EMBER_ERROR(y.copy_(zeros({3, 2, 3})), "copy_");  // the source may not have more dims
+  EXPECT_EMBER_ERROR(y.copy_(Tensor()), "copy_");
+}
+
+// ---------------------------------------------------------------- printing
+
+TEST(TensorPrint, ContainsValuesShapeAndDtype) {
+  Tensor x = from_vector(std::vector<double>{1.5, -2, 3.25, 4}, {2, 2});
+  std::string s = x.to_string();
+  for (const char* piece : {"1.5", "-2", "3.25", "4", "shape=[2, 2]", "float64"})
+    EXPECT_NE(s.find(piece), std::string::npos) << piece << " missing from " << s;
+  std::ostringstream os;
+  os << x;
+  EXPECT_EQ(os.str(), s);
+  // A transposed view prints its own element order.
+  std::string t = x.t().to_string();
+  EXPECT_LT(t.find("3.25"), t.find("-2")) << t;
+  std::string i = arange(3).to_string();
+  EXPECT_NE(i.find("[0, 1, 2]"), std::string::npos) << i;
+  EXPECT_NE(i.find("int64"), std::string::npos) << i;
+  EXPECT_NE(scalar(0.5).to_string().find("0.5"), std::string::npos);
+  // Long dims are elided but keep their first and last entries.
+  std::string l = arange(100).to_string(3);
+  EXPECT_NE(l.find("..."), std::string::npos) << l;
+  EXPECT_NE(l.find("99"), std::string::npos) << l;
+  EXPECT_EQ(l.find("50"), std::string::npos) << l;
+  Tensor g = ones({2});
+  g.requires_grad_();
+  EXPECT_NE(g.to_string().find("requires_grad"), std::string::npos);
+}
+
+// ---------------------------------------------------------------- allocator statistics
+
+TEST(TensorMemory, CurrentAndPeakBytesMove) {
+  MemoryStats before = memory_stats();
+  reset_peak_memory();
+  EXPECT_EQ(memory_stats().peak_bytes, before.current_bytes);
+  int64_t bytes = 0;
+  {
+    Tensor a = empty({1000}, DType::Float64);  // 8000 bytes, a multiple of 64
+    bytes = 8000;
+    MemoryStats during = memory_stats();
+    EXPECT_EQ(during.current_bytes, before.current_bytes + bytes);
+    EXPECT_GE(during.peak_bytes, during.current_bytes);
+    EXPECT_EQ(during.allocations, before.allocations + 1);
+    Tensor view = a.view({10, 100});  // views allocate nothing
+    EXPECT_EQ(memory_stats().current_bytes, during.current_bytes);
+  }
+  MemoryStats after = memory_stats();
+  EXPECT_EQ(after.current_bytes, before.current_bytes);
+  EXPECT_EQ(after.peak_bytes, before.current_bytes + bytes);
+  EXPECT_GE(after.cached_bytes, bytes);  // the freed block is kept for reuse
+  {
+    Tensor b = empty({1000}, DType::Float64);  // reuses the cached block
+    EXPECT_EQ(memory_stats().cached_bytes, after.cached_bytes - bytes);
+  }
+  // Sizes round up to 64 bytes.
+  {
+    MemoryStats s0 = memory_stats();
+    Tensor c = empty({3}, DType::Float32);
+    EXPECT_EQ(memory_stats().current_bytes - s0.current_bytes, 64);
+  }
+  reset_peak_memory();
+  EXPECT_EQ(memory_stats().peak_bytes, memory_stats().current_bytes);
+  allocator(Device::CPU).empty_cache();
+  EXPECT_EQ(memory_stats().cached_bytes, 0);
+}
+
+TEST(TensorMemory, ParseDevice) {
+  EXPECT_EQ(parse_device("cpu"), Device::CPU);
+  EXPECT_EQ(parse_device("cuda"), Device::CUDA);
+  EXPECT_EMBER_ERROR(parse_device("tpu"), "tpu");
+}
+
+#ifndef EMBER_HAS_CUDA
+TEST(TensorMemory, CudaTensorIsAnErrorWithoutCuda) { EXPECT_EMBER_ERROR(zeros({2}, DType::Float32, Device::CUDA), "cuda"); }
+#endif
+
+namespace {
+// splitmix64's output mixing is a bijection; this inverts it so that a test can pick the seed whose
+// first draw is a given 64-bit value (here the largest, i.e. uniform() just below 1).
+uint64_t inverse_odd(uint64_t a) {  // a^-1 mod 2^64 by Newton's iteration
+  uint64_t x = a;
+  for (int i = 0; i < 6; ++i) x *= 2 - a * x;
+  return x;
+}
+uint64_t unxorshift(uint64_t y, int s) {
+  uint64_t x = y;
+  for (int i = 0; i < 64 / s + 1; ++i) x = y ^ (x >> s);
+  return x;
+}
+uint64_t seed_for_first_draw(uint64_t z) {
+  z = unxorshift(z, 31);
+  z *= inverse_odd(0x94d049bb133111ebULL);
+  z = unxorshift(z, 27);
+  z *= inverse_odd(0xbf58476d1ce4e5b9ULL);
+  z = unxorshift(z, 30);
+  return z - 0x9e3779b97f4a7c15ULL;
+}
+}  // namespace
+
+TEST(TensorRandom, UniformStaysBelowItsUpperBoundInEveryDtype) {
+  uint64_t seed = seed_for_first_draw(~uint64_t(0));
+  Generator check(seed);
+  ASSERT_EQ(check.next_u64(), ~uint64_t(0));  // the inversion is right
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    Generator g(seed);
+    EXPECT_LT(rand({1}, dt, &g).item(), 1.0) << dt;  // 1 - 2^-53 rounds to 1.0f in float32
+    Generator h(seed);
+    EXPECT_LT(uniform({1}, -3.0, 0.1, dt, &h).item(), dt == DType::Float32 ? double(0.1f) : 0.1) << dt;
+  }
+}
+
+TEST(TensorTraining, PlainSgdLoopWithInPlaceUpdates) {
+  // The loop an optimizer runs: forward, backward, an in-place update under no_grad, zero_grad.
+  Tensor target = random({4}, 40);
+  Tensor w = zeros({4}, DType::Float64);
+  w.requires_grad_();
+  double first = 0, last = 0;
+  for (int step = 0; step < 30; ++step) {
+    Tensor loss = sum(square(w - target));
+    if (step == 0) first = loss.detach().item();
+    last = loss.detach().item();
+    loss.backward();
+    {
+      autograd::NoGradGuard no_grad;
+      w.copy_(w - 0.1 * w.grad());
+    }
+    w.zero_grad();
+  }
+  EXPECT_TRUE(w.requires_grad());  // still the same leaf
+  EXPECT_LT(last, 1e-4 * first);
+  EXPECT_TRUE(all_close(w.detach(), target, 1e-2));
+  // A leaf that is itself the output.
+  Tensor s = scalar(2.0, DType::Float64);
+  s.requires_grad_();
+  s.backward();
+  EXPECT_EQ(s.grad().item(), 1.0);
+}
+
+TEST(TensorAccess, CopyFromAnOverlappingViewOfItself) {
+  Tensor x = random({3, 3}, 41);
+  Tensor expect = x.t().clone();
+  x.copy_(x.t());  // reads and writes the same storage
+  EXPECT_TRUE(all_close(x, expect, 0, 0));
+  Tensor v = arange(6, DType::Float64);
+  v.slice(0, 1, 6).copy_(v.slice(0, 0, 5));  // shift right by one, overlapping
+  EXPECT_EQ(v.to_vector<double>(), (std::vector<double>{0, 0, 1, 2, 3, 4}));
+}

@@ -1,0 +1,311 @@
+// attention(): both algorithms against the composite float64 reference, gradcheck of both, standard
+// and flash agreeing on forward and all three gradients, odd sizes, causal, batch/heads, views,
+// higher order through the composite backward, the byte counters, memory, and bad input.
+#include <cmath>
+
+#include "ops/attention/attention.h"
+#include "ops/attention/cpu/kernels.h"
+#include "ops/attention/cpu/tile_math.h"
+#include "ops/attention/io_counters.h"
+#include "test_util.h"
+
+using namespace ember;
+using namespace ember::testing;
+
+namespace {
+
+AttentionOptions opts(AttentionImpl impl, bool causal, int64_t block_m = 0) {
+  AttentionOptions o;
+  o.impl = impl;
+  o.causal = causal;
+  o.block_m = block_m;
+  return o;
+}
+
+struct Case {
+  Shape q, kv;
+  int64_t block_m;  // small budgets make blocks that do not divide N
+};
+
+// Shapes: (N, d), (B, N, d), (B, H, N, d); N of 1, 7, 33, 127; Nq != Nk; M giving Bc of 1..many.
+std::vector<Case> cases() {
+  return {{{1, 1}, {1, 1}, 4},          {{7, 5}, {7, 5}, 40},           {{2, 7, 5}, {2, 7, 5}, 0},
+          {{2, 3, 33, 8}, {2, 3, 33, 8}, 96}, {{1, 2, 127, 16}, {1, 2, 127, 16}, 640}, {{2, 5, 3}, {2, 9, 3}, 36},
+          {{1, 1, 33, 4}, {1, 1, 70, 4}, 16}};
+}
+
+}  // namespace
+
+TEST(Attention, BlockSizesFollowThePaper) {
+  AttentionBlocks b = attention_blocks(64, 65536);
+  EXPECT_EQ(b.bc, 256);  // ceil(M / 4d)
+  EXPECT_EQ(b.br, 64);   // min(ceil(M / 4d), d)
+  b = attention_blocks(8, 100);
+  EXPECT_EQ(b.bc, 4);  // ceil(100 / 32)
+  EXPECT_EQ(b.br, 4);
+  EXPECT_GT(default_attention_block_m(), 0);
+}
+
+TEST(Attention, BothImplsMatchTheCompositeReference) {
+  uint64_t seed = 1;
+  for (const Case& c : cases())
+    for (bool causal : {false, true}) {
+      if (causal && c.kv[c.kv.size() - 2] < c.q[c.q.size() - 2]) continue;
+      Tensor q = random(c.q, seed++), k = random(c.kv, seed++), v = random(c.kv, seed++);
+      Tensor ref = attention_composite(q, k, v, opts(AttentionImpl::Standard, causal));
+      for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash}) {
+        SCOPED_TRACE(str(name(impl), " causal=", causal, " q", to_string(c.q), " kv", to_string(c.kv), " M=", c.block_m));
+        AttentionForward f = attention_forward(q, k, v, opts(impl, causal, c.block_m));
+        EXPECT_TRUE(all_close(f.out, ref, 1e-12, 1e-10));
+        EXPECT_TRUE(all_close(attention(q, k, v, opts(impl, causal, c.block_m)), ref, 1e-12, 1e-10));
+        // L = log sum_j exp(s_ij) over the visible keys, from the same scores.
+        Tensor s = matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(q.size(-1))));
+        Tensor p = attention_forward(q, k, v, opts(AttentionImpl::Standard, causal), true).probs;
+        // Where P > 0, s - L = log P.
+        Tensor lhs = s - f.lse.unsqueeze(-1);
+        std::vector<double> a = lhs.to_vector<double>(), pv = p.to_vector<double>();
+        for (size_t i = 0; i < a.size(); ++i)
+          if (pv[i] > 0) ASSERT_NEAR(a[i], std::log(pv[i]), 1e-10) << "element " << i;
+      }
+    }
+}
+
+TEST(Attention, Float32MatchesFloat64) {
+  Tensor q = random({2, 2, 45, 16}, 11), k = random({2, 2, 45, 16}, 12), v = random({2, 2, 45, 16}, 13);
+  for (bool causal : {false, true})
+    for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash}) {
+      Tensor ref = attention_composite(q, k, v, opts(impl, causal));
+      Tensor out = attention(q.to(DType::Float32), k.to(DType::Float32), v.to(DType::Float32), opts(impl, causal, 200));
+      EXPECT_EQ(out.dtype(), DType::Float32);
+      EXPECT_TRUE(all_close(out, ref, 1e-5, 1e-4)) << name(impl) << " causal=" << causal;
+    }
+}
+
+TEST(Attention, GradcheckBothImpls) {
+  GradcheckOptions g;
+  g.atol = 1e-6;
+  g.rtol = 1e-4;
+  for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash})
+    for (bool causal : {false, true}) {
+      SCOPED_TRACE(str(name(impl), " causal=", causal));
+      AttentionOptions o = opts(impl, causal, 12);  // d = 3: Bc = 1, Br = 1: every block boundary
+      EXPECT_TRUE(grad_ok([o](const std::vector<Tensor>& x) { return attention(x[0], x[1], x[2], o); },
+                          {random({2, 5, 3}, 21), random({2, 5, 3}, 22), random({2, 5, 3}, 23)}, g));
+      AttentionOptions o2 = opts(impl, causal, 20);  // Bc = 2, Br = 2 over N = 5, 6
+      o2.scale = 0.7;
+      EXPECT_TRUE(grad_ok([o2](const std::vector<Tensor>& x) { return attention(x[0], x[1], x[2], o2); },
+                          {random({1, 2, 5, 2}, 24), random({1, 2, 6, 2}, 25), random({1, 2, 6, 2}, 26)}, g));
+    }
+}
+
+TEST(Attention, StandardAndFlashAgreeOnForwardAndAllGradients) {
+  uint64_t seed = 100;
+  for (DType dt : {DType::Float64, DType::Float32})
+    for (const Case& c : cases())
+      for (bool causal : {false, true}) {
+        if (causal && c.kv[c.kv.size() - 2] < c.q[c.q.size() - 2]) continue;
+        SCOPED_TRACE(str(dt, " causal=", causal, " q", to_string(c.q), " kv", to_string(c.kv)));
+        Tensor q = random(c.q, seed++).to(dt), k = random(c.kv, seed++).to(dt), v = random(c.kv, seed++).to(dt);
+        Tensor w = random(c.q, seed++).to(dt);  // a random cotangent
+        std::vector<Tensor> res[2];
+        int idx = 0;
+        for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash}) {
+          AttentionOptions o = opts(impl, causal, c.block_m);
+          auto [ys, vjp] = make_vjp([&](const std::vector<Tensor>& x) { return std::vector<Tensor>{attention(x[0], x[1], x[2], o)}; },
+                                    {q, k, v});
+          std::vector<Tensor> g = vjp({w});
+          res[idx++] = {ys[0], g[0], g[1], g[2]};
+        }
+        double tol = dt == DType::Float64 ? 1e-11 : 2e-5;
+        const char* what[] = {"out", "dq", "dk", "dv"};
+        for (int i = 0; i < 4; ++i) EXPECT_TRUE(all_close(res[1][i], res[0][i], tol, tol * 10)) << what[i];
+        // And the composite reference's gradients.
+        auto [ys, vjp] = make_vjp(
+            [&](const std::vector<Tensor>& x) { return std::vector<Tensor>{attention_composite(x[0], x[1], x[2], opts(AttentionImpl::Flash, causal))}; },
+            {q, k, v});
+        std::vector<Tensor> g = vjp({w});
+        for (int i = 0; i < 3; ++i) EXPECT_TRUE(all_close(res[1][i + 1], g[i], tol, tol * 10)) << what[i + 1] << " vs composite";
+      }
+}
+
+TEST(Attention, BackwardOpsMatchTheComposite) {
+  Tensor q = random({3, 17, 6}, 31), k = random({3, 17, 6}, 32), v = random({3, 17, 6}, 33), dout = random({3, 17, 6}, 34);
+  for (bool causal : {false, true}) {
+    AttentionOptions os = opts(AttentionImpl::Standard, causal, 48), of = opts(AttentionImpl::Flash, causal, 48);
+    AttentionForward fs = attention_forward(q, k, v, os, true), ff = attention_forward(q, k, v, of);
+    EXPECT_FALSE(ff.probs.defined());  // flash never materialises P
+    ASSERT_TRUE(fs.probs.defined());
+    EXPECT_EQ(fs.probs.shape(), (Shape{3, 17, 17}));
+    AttentionGrads gs = attention_backward_standard(q, k, v, fs.out, fs.probs, dout, os);
+    AttentionGrads gs2 = attention_backward_standard(q, k, v, fs.out, Tensor(), dout, os);  // P recomputed
+    AttentionGrads gf = attention_backward_flash(q, k, v, ff.out, ff.lse, dout, of);
+    auto [ys, vjp] = make_vjp(
+        [&](const std::vector<Tensor>& x) { return std::vector<Tensor>{attention_composite(x[0], x[1], x[2], os)}; }, {q, k, v});
+    std::vector<Tensor> ref = vjp({dout});
+    for (const AttentionGrads* g : {&gs, &gs2, &gf}) {
+      EXPECT_TRUE(all_close(g->dq, ref[0], 1e-11, 1e-9));
+      EXPECT_TRUE(all_close(g->dk, ref[1], 1e-11, 1e-9));
+      EXPECT_TRUE(all_close(g->dv, ref[2], 1e-11, 1e-9));
+    }
+  }
+}
+
+TEST(Attention, NonContiguousInputs) {
+  // (B, N, H, d) transposed to (B, H, N, d), as a model's projection produces them.
+  Tensor q = random({2, 9, 3, 4}, 41).transpose(1, 2), k = random({2, 9, 3, 4}, 42).transpose(1, 2),
+         v = random({2, 9, 3, 4}, 43).transpose(1, 2);
+  ASSERT_FALSE(q.is_contiguous());
+  for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash}) {
+    Tensor ref = attention_composite(q.contiguous(), k.contiguous(), v.contiguous(), opts(impl, true));
+    EXPECT_TRUE(all_close(attention(q, k, v, opts(impl, true, 32)), ref, 1e-12, 1e-10));
+  }
+}
+
+TEST(Attention, SecondOrderThroughTheCompositeBackward) {
+  // h(q) = sum((d/dq sum(attention(q, k, v) * w))^2): its gradient needs the derivative of the backward.
+  Tensor q = random({2, 4, 3}, 51), k = random({2, 5, 3}, 52), v = random({2, 5, 3}, 53), w = random({2, 4, 3}, 54);
+  for (bool causal : {false, true}) {
+    auto h_of = [&](AttentionImpl impl, bool composite) {
+      return [=](const Tensor& x) {
+        AttentionOptions o = opts(impl, causal, 12);
+        Tensor dq = grad([&](const Tensor& y) {
+          return sum((composite ? attention_composite(y, k, v, o) : attention(y, k, v, o)) * w);
+        })(x);
+        return sum(square(dq));
+      };
+    };
+    Tensor ref = grad(h_of(AttentionImpl::Flash, true))(q);
+    for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash})
+      EXPECT_TRUE(all_close(grad(h_of(impl, false))(q), ref, 1e-10, 1e-8)) << name(impl) << " causal=" << causal;
+  }
+}
+
+TEST(Attention, BackwardOnRequiresGradLeaves) {
+  Tensor q = random({1, 2, 10, 4}, 61).requires_grad_(), k = random({1, 2, 10, 4}, 62).requires_grad_(),
+         v = random({1, 2, 10, 4}, 63).requires_grad_();
+  sum(square(attention(q, k, v, opts(AttentionImpl::Flash, true, 32)))).backward();
+  Tensor gq = q.grad(), gk = k.grad(), gv = v.grad();
+  auto g = value_and_grads([](const std::vector<Tensor>& x) {
+    return sum(square(attention_composite(x[0], x[1], x[2], opts(AttentionImpl::Flash, true))));
+  })({q.detach(), k.detach(), v.detach()}).second;
+  EXPECT_TRUE(all_close(gq, g[0], 1e-11, 1e-9));
+  EXPECT_TRUE(all_close(gk, g[1], 1e-11, 1e-9));
+  EXPECT_TRUE(all_close(gv, g[2], 1e-11, 1e-9));
+}
+
+TEST(Attention, ByteCountersMatchTheAlgorithms) {
+  const int64_t n = 256, d = 16, m = 1024;  // Bc = 16, Br = 16: Tr = Tc = 16
+  Tensor q = random({1, 1, n, d}, 71).to(DType::Float32), k = random({1, 1, n, d}, 72).to(DType::Float32),
+         v = random({1, 1, n, d}, 73).to(DType::Float32);
+  auto count = [&](AttentionImpl impl) {
+    reset_attention_io();
+    set_attention_io_counting(true);
+    attention_forward(q, k, v, opts(impl, false, m));
+    set_attention_io_counting(false);
+    return attention_io();
+  };
+  AttentionIo f = count(AttentionImpl::Flash), s = count(AttentionImpl::Standard);
+  const int64_t tr = n / 16, tc = n / 16;
+  cpu::attn::Problem<float> pr;
+  pr.nq = pr.nk = n;
+  pr.d = d;
+  pr.br = pr.bc = 16;
+  const int64_t chunks = (tr + cpu::attn::flash_row_blocks_per_task(pr) - 1) / cpu::attn::flash_row_blocks_per_task(pr);
+  // Algorithm 1: each task reads K and V once; every column block reads Q_i, O_i, m_i, l_i and writes
+  // O_i, m_i, l_i back; plus the initialisation and the final normalisation.
+  EXPECT_EQ(f.read_bytes, 4 * (chunks * 2 * n * d + tc * (2 * n * d + 2 * n) + n * (d + 2)));
+  EXPECT_EQ(f.write_bytes, 4 * (n * (d + 2) + tc * (n * d + 2 * n) + n * (d + 1)));
+  // Standard writes S and P (N^2 each) and reads them back.
+  EXPECT_GE(s.write_bytes, 4 * 2 * n * n);
+  EXPECT_GE(s.read_bytes, 4 * 2 * n * n);
+  EXPECT_LT(f.read_bytes + f.write_bytes, s.read_bytes + s.write_bytes);
+  // Off: nothing counted.
+  reset_attention_io();
+  attention_forward(q, k, v, opts(AttentionImpl::Flash, false, m));
+  EXPECT_EQ(attention_io().read_bytes, 0);
+}
+
+TEST(Attention, FlashNeverAllocatesNByN) {
+  const int64_t n = 1024, d = 16;
+  Tensor q = random({1, 1, n, d}, 81).to(DType::Float32), k = random({1, 1, n, d}, 82).to(DType::Float32),
+         v = random({1, 1, n, d}, 83).to(DType::Float32), dout = random({1, 1, n, d}, 84).to(DType::Float32);
+  auto peak_extra = [&](AttentionImpl impl) {
+    int64_t base = memory_stats().current_bytes;
+    reset_peak_memory();
+    AttentionOptions o = opts(impl, false, 4096);
+    auto [ys, vjp] = make_vjp([&](const std::vector<Tensor>& x) { return std::vector<Tensor>{attention(x[0], x[1], x[2], o)}; },
+                              {q, k, v});
+    vjp({dout});
+    return memory_stats().peak_bytes - base;
+  };
+  int64_t flash = peak_extra(AttentionImpl::Flash), standard = peak_extra(AttentionImpl::Standard);
+  EXPECT_LT(flash, n * n * 4 / 4) << "flash peak extra bytes";
+  EXPECT_GE(standard, 2 * n * n * 4) << "standard keeps P and dS";
+}
+
+TEST(Attention, BadInputRaises) {
+  Tensor q = random({2, 5, 4}, 91), k = random({2, 5, 4}, 92), v = random({2, 5, 4}, 93);
+  EXPECT_EMBER_ERROR(attention(q, k, random({2, 5, 3}, 1)), "k and v must have the same shape");
+  EXPECT_EMBER_ERROR(attention(q, random({2, 5, 3}, 1), random({2, 5, 3}, 2)), "head size d");
+  EXPECT_EMBER_ERROR(attention(q, random({3, 5, 4}, 1), random({3, 5, 4}, 2)), "leading");
+  EXPECT_EMBER_ERROR(attention(random({4}, 1), random({4}, 2), random({4}, 3)), "rank >= 2");
+  EXPECT_EMBER_ERROR(attention(q.to(DType::Float32), k, v), "dtypes differ");
+  EXPECT_EMBER_ERROR(attention(randint({2, 5, 4}, 0, 3), randint({2, 5, 4}, 0, 3), randint({2, 5, 4}, 0, 3)),
+                     "expected float32 or float64");
+  EXPECT_EMBER_ERROR(attention(random({2, 6, 4}, 1), k, v, opts(AttentionImpl::Flash, true)), "Nk >= Nq");
+  EXPECT_EMBER_ERROR(attention(q, k, v, opts(AttentionImpl::Flash, false, 8)), "block_m");
+  EXPECT_EMBER_ERROR(attention(q, k, v, opts(AttentionImpl::Flash, false, -1)), "block_m");
+  EXPECT_EMBER_ERROR(parse_attention_impl("fast"), "unknown attention impl");
+  EXPECT_EQ(parse_attention_impl("standard"), AttentionImpl::Standard);
+  AttentionOptions o = opts(AttentionImpl::Flash, false);
+  AttentionForward f = attention_forward(q, k, v, o);
+  EXPECT_EMBER_ERROR(attention_backward_flash(q, k, v, f.out, Tensor(), q, o), "lse");
+  EXPECT_EMBER_ERROR(attention_backward_flash(q, k, v, f.out, f.lse.unsqueeze(-1), q, o), "lse has shape");
+  EXPECT_EMBER_ERROR(attention_backward_flash(q, k, v, f.out.slice(1, 0, 2), f.lse, q, o), "out has shape");
+  EXPECT_EMBER_ERROR(attention_backward_standard(q, k, v, f.out, random({2, 5, 4}, 4), q, o), "probs has shape");
+}
+
+TEST(Attention, FastFloatExpIsAccurate) {
+  // The float kernels' exp (ops/attention/cpu/tile_math.h) against std::exp over its domain.
+  std::vector<float> x;
+  for (int i = 0; i <= 20000; ++i) x.push_back(-100.0f * float(i) / 20000.0f);
+  x.push_back(-1e6f);
+  std::vector<float> y(x.size());
+  cpu::attn::exp_shifted<float>(x.data(), y.data(), int64_t(x.size()), 0.0f);
+  for (size_t i = 0; i < x.size(); ++i) {
+    double ref = std::exp(double(x[i]));
+    if (x[i] >= -87.0f) ASSERT_NEAR(y[i], ref, 4e-7 * ref) << "x = " << x[i];
+    else ASSERT_LE(y[i], 2e-38f) << "x = " << x[i];
+  }
+  float shifted;
+  float one = 3.0f;
+  cpu::attn::exp_shifted<float>(&one, &shifted, 1, 3.0f);
+  EXPECT_FLOAT_EQ(shifted, 1.0f);
+}
+
+TEST(Attention, ThreadsSharingAHeadAgree) {
+  // Big enough that the kernels split one batch-head over threads (the flash backward's column
+  // blocks of one head then add into the same dQ rows from different threads).
+  Tensor q = random({1, 1, 300, 16}, 111), k = random({1, 1, 300, 16}, 112), v = random({1, 1, 300, 16}, 113),
+         w = random({1, 1, 300, 16}, 114);
+  for (bool causal : {false, true}) {
+    auto grads = [&](AttentionImpl impl, int64_t block_m, bool composite) {
+      AttentionOptions o = opts(impl, causal, block_m);
+      auto [ys, vjp] = make_vjp(
+          [&](const std::vector<Tensor>& x) {
+            return std::vector<Tensor>{composite ? attention_composite(x[0], x[1], x[2], o) : attention(x[0], x[1], x[2], o)};
+          },
+          {q, k, v});
+      std::vector<Tensor> g = vjp({w});
+      g.insert(g.begin(), ys[0]);
+      return g;
+    };
+    std::vector<Tensor> ref = grads(AttentionImpl::Flash, 0, true);
+    for (auto [impl, m] : {std::pair{AttentionImpl::Flash, int64_t(64)}, std::pair{AttentionImpl::Flash, int64_t(200)},
+                           std::pair{AttentionImpl::Standard, int64_t(64)}}) {
+      std::vector<Tensor> g = grads(impl, m, false);
+      for (int i = 0; i < 4; ++i)
+        EXPECT_TRUE(all_close(g[i], ref[i], 1e-11, 1e-9)) << name(impl) << " M=" << m << " causal=" << causal << " output " << i;
+    }
+  }
+}

@@ -1,0 +1,119 @@
+// Unary elementwise primitives: values against std:: functions in float64, float32 kernels against
+// the same reference, gradcheck (VJP, JVP, dot product) on contiguous, transposed, strided,
+// broadcast (stride-0) and 0-d inputs, second derivatives, and bad input.
+#include <limits>
+
+#include "ops/reference.h"
+
+using namespace ember;
+using namespace ember::testing;
+
+namespace {
+
+struct UnaryCase {
+  const char* name;
+  std::function<Tensor(const Tensor&)> op;
+  std::function<double(double)> ref;
+  bool positive;  // domain needs x > 0 (log, sqrt)
+};
+
+double gelu_ref(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
+double gelu_tanh_ref(double x) {
+  return 0.5 * x * (1 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+
+std::vector<UnaryCase> cases() {
+  return {
+      {"neg", [](const Tensor& x) { return neg(x); }, [](double v) { return -v; }, false},
+      {"exp", [](const Tensor& x) { return exp(x); }, [](double v) { return std::exp(v); }, false},
+      {"log", [](const Tensor& x) { return log(x); }, [](double v) { return std::log(v); }, true},
+      {"sin", [](const Tensor& x) { return sin(x); }, [](double v) { return std::sin(v); }, false},
+      {"cos", [](const Tensor& x) { return cos(x); }, [](double v) { return std::cos(v); }, false},
+      {"tanh", [](const Tensor& x) { return tanh(x); }, [](double v) { return std::tanh(v); }, false},
+      {"sigmoid", [](const Tensor& x) { return sigmoid(x); }, [](double v) { return 1 / (1 + std::exp(-v)); }, false},
+      {"relu", [](const Tensor& x) { return relu(x); }, [](double v) { return v > 0 ? v : 0; }, false},
+      {"gelu", [](const Tensor& x) { return gelu(x); }, gelu_ref, false},
+      {"gelu_tanh", [](const Tensor& x) { return gelu(x, true); }, gelu_tanh_ref, false},
+      {"sqrt", [](const Tensor& x) { return sqrt(x); }, [](double v) { return std::sqrt(v); }, true},
+      {"erf", [](const Tensor& x) { return erf(x); }, [](double v) { return std::erf(v); }, false},
+      {"abs", [](const Tensor& x) { return abs(x); }, [](double v) { return std::fabs(v); }, false},
+      {"square", [](const Tensor& x) { return square(x); }, [](double v) { return v * v; }, false},
+  };
+}
+
+// The inputs every op is checked on: contiguous of awkward sizes, 0-d, and three kinds of views.
+std::vector<std::pair<std::string, Tensor>> inputs(bool positive, uint64_t seed) {
+  return {
+      {"contiguous [2,3]", random({2, 3}, seed, positive)},
+      {"[7]", random({7}, seed + 1, positive)},
+      {"0-d", random({}, seed + 2, positive)},
+      {"transposed [3,4]", transposed_random({3, 4}, seed + 3, positive)},
+      {"strided [2,3]", strided_random({2, 3}, seed + 4, positive)},
+      {"expanded [3,2]", expanded_random({3, 2}, seed + 5, positive)},
+  };
+}
+
+}  // namespace
+
+TEST(Unary, ValuesMatchFloat64Reference) {
+  for (const UnaryCase& c : cases()) {
+    for (auto& [what, x] : inputs(c.positive, 100)) {
+      Tensor y = c.op(x);
+      EXPECT_EQ(y.dtype(), DType::Float64) << c.name;
+      EXPECT_TRUE(all_close(y, ref_unary(x, c.ref), 1e-14, 1e-13)) << c.name << " on " << what;
+    }
+  }
+}
+
+TEST(Unary, Float32MatchesReference) {
+  // Sizes past the parallel grain (2^15) exercise the threaded path; 33 the vector tail.
+  for (const UnaryCase& c : cases()) {
+    for (Shape s : {Shape{33}, Shape{33000}}) {
+      Tensor x64 = random(s, 7, c.positive);
+      Tensor y = c.op(x64.to(DType::Float32));
+      EXPECT_EQ(y.dtype(), DType::Float32);
+      Tensor ref = ref_unary(x64.to(DType::Float32).to(DType::Float64), c.ref);
+      EXPECT_TRUE(all_close(y.to(DType::Float64), ref, 1e-6, 1e-5)) << c.name << " size " << s[0];
+    }
+    Tensor xt = transposed_random({5, 7}, 8, c.positive).to(DType::Float32);
+    EXPECT_TRUE(all_close(c.op(xt).to(DType::Float64), ref_unary(xt.to(DType::Float64), c.ref), 1e-6, 1e-5)) << c.name;
+  }
+}
+
+TEST(Unary, Gradcheck) {
+  for (const UnaryCase& c : cases()) {
+    for (auto& [what, x] : inputs(c.positive, 200)) {
+      EXPECT_TRUE(grad_ok([&](const std::vector<Tensor>& in) { return c.op(in[0]); }, {x})) << c.name << " on " << what;
+    }
+  }
+}
+
+TEST(Unary, SecondDerivatives) {
+  // gradcheck of the gradient: the VJPs are built from differentiable ops (relu and abs have zero
+  // second derivative away from 0, which this also checks).
+  for (const UnaryCase& c : cases()) {
+    Tensor x = random({4}, 300, c.positive);
+    auto g = [&](const std::vector<Tensor>& in) { return grad([&](const Tensor& v) { return sum(c.op(v)); })(in[0]); };
+    EXPECT_TRUE(grad_ok(g, {x})) << c.name;
+  }
+}
+
+TEST(Unary, KinksUseTheConventionalSubgradient) {
+  Tensor x = from_vector(std::vector<double>{-1, 0, 2});
+  EXPECT_TRUE(all_close(grad([](const Tensor& v) { return sum(relu(v)); })(x), from_vector(std::vector<double>{0, 0, 1})));
+  EXPECT_TRUE(all_close(grad([](const Tensor& v) { return sum(abs(v)); })(x), from_vector(std::vector<double>{-1, 0, 1})));
+}
+
+TEST(Unary, Errors) {
+  Tensor i = arange(3);
+  for (const UnaryCase& c : cases()) EXPECT_EMBER_ERROR(c.op(i), std::string(c.name) + ":");
+  for (const UnaryCase& c : cases()) EXPECT_EMBER_ERROR(c.op(i), "int64");
+  EXPECT_EMBER_ERROR(exp(Tensor()), "exp:");
+}
+
+TEST(Unary, NaNPropagates) {
+  // relu and abs must not hide a NaN (a diverging model should show NaN, not zeros).
+  Tensor x = from_vector(std::vector<double>{std::numeric_limits<double>::quiet_NaN()});
+  for (const UnaryCase& c : cases())
+    for (DType dt : {DType::Float32, DType::Float64}) EXPECT_TRUE(std::isnan(c.op(x.to(dt)).item())) << c.name << " " << dt;
+}

@@ -1,0 +1,215 @@
+// matmul: every CPU variant against a float64 triple loop on awkward sizes (1, 7, 33, non-square),
+// transposed and strided operands, batches with broadcast batch dims, NumPy's 1-d promotion;
+// gradcheck (VJP, JVP, dot product) including second derivatives; bad input.
+#include "ops/reference.h"
+
+using namespace ember;
+using namespace ember::testing;
+
+namespace {
+
+// NumPy matmul semantics, written out: promote 1-d operands, broadcast batch dims, sum over k.
+Tensor ref_matmul(const Tensor& a0, const Tensor& b0) {
+  Tensor a = a0.dim() == 1 ? a0.unsqueeze(0) : a0;
+  Tensor b = b0.dim() == 1 ? b0.unsqueeze(1) : b0;
+  int64_t m = a.shape()[a.shape().size() - 2], k = a.shape().back(), n = b.shape().back();
+  Shape ab(a.shape().begin(), a.shape().end() - 2), bb(b.shape().begin(), b.shape().end() - 2);
+  Shape batch = ref_broadcast(ab, bb), out = batch;
+  out.push_back(m);
+  out.push_back(n);
+  Tensor c = ref_tensor(out, [&](const Shape& i) {
+    Shape bi(i.begin(), i.end() - 2);
+    Shape ia = broadcast_index(bi, ab), ib = broadcast_index(bi, bb);
+    ia.push_back(i[i.size() - 2]);
+    ia.push_back(0);
+    ib.push_back(0);
+    ib.push_back(i.back());
+    double s = 0;
+    for (int64_t p = 0; p < k; ++p) {
+      ia.back() = p;
+      ib[ib.size() - 2] = p;
+      s += a.at(ia) * b.at(ib);
+    }
+    return s;
+  });
+  if (a0.dim() == 1 && b0.dim() == 1) return c.reshape({});
+  if (a0.dim() == 1) return c.squeeze(-2);
+  if (b0.dim() == 1) return c.squeeze(-1);
+  return c;
+}
+
+const std::vector<MatmulImpl> kCpuImpls = {MatmulImpl::Auto, MatmulImpl::Naive};
+
+MatmulOptions with(MatmulImpl impl) {
+  MatmulOptions o;
+  o.impl = impl;
+  return o;
+}
+
+}  // namespace
+
+TEST(Matmul, AwkwardSizesMatchReference) {
+  for (int64_t m : {1, 7, 33})
+    for (int64_t k : {1, 7, 33})
+      for (int64_t n : {1, 7, 33}) {
+        Tensor a = random({m, k}, uint64_t(m * 100 + k)), b = random({k, n}, uint64_t(k * 100 + n + 1));
+        Tensor ref = ref_matmul(a, b);
+        for (MatmulImpl impl : kCpuImpls) {
+          EXPECT_TRUE(all_close(matmul(a, b, with(impl)), ref, 1e-12, 1e-12)) << name(impl) << " " << m << "x" << k << "x" << n;
+          Tensor c32 = matmul(a.to(DType::Float32), b.to(DType::Float32), with(impl));
+          EXPECT_EQ(c32.dtype(), DType::Float32);
+          EXPECT_TRUE(all_close(c32.to(DType::Float64), ref, 1e-4, 1e-4)) << name(impl) << " f32 " << m << "x" << k << "x" << n;
+        }
+      }
+}
+
+TEST(Matmul, SizesThatSplitAcrossThreads) {
+  // Large enough that the i-k-j kernel splits rows of C across threads.
+  Tensor a = random({130, 64}, 60), b = transposed_random({64, 70}, 61);
+  Tensor ref = ref_matmul(a, b);
+  EXPECT_TRUE(all_close(matmul(a, b), ref, 1e-11, 1e-11));
+  EXPECT_TRUE(all_close(matmul(a.to(DType::Float32), b.to(DType::Float32)).to(DType::Float64), ref, 1e-3, 1e-4));
+}
+
+TEST(Matmul, NonContiguousOperands) {
+  struct P {
+    const char* what;
+    Tensor a, b;
+  };
+  std::vector<P> ps = {
+      {"A^T", transposed_random({7, 5}, 1), random({5, 3}, 2)},
+      {"B^T", random({7, 5}, 3), transposed_random({5, 3}, 4)},
+      {"A^T B^T", transposed_random({33, 7}, 5), transposed_random({7, 33}, 6)},
+      {"strided", strided_random({4, 6}, 7), strided_random({6, 5}, 8)},
+      {"expanded rows", expanded_random({4, 6}, 9), random({6, 2}, 10)},
+      {"sliced rows with step", random({9, 4}, 11).slice(0, 1, 9, 3), random({4, 3}, 12)},
+  };
+  for (const P& p : ps) {
+    Tensor ref = ref_matmul(p.a, p.b);
+    for (MatmulImpl impl : kCpuImpls) {
+      EXPECT_TRUE(all_close(matmul(p.a, p.b, with(impl)), ref, 1e-12, 1e-12)) << p.what << " " << name(impl);
+      EXPECT_TRUE(all_close(matmul(p.a.to(DType::Float32), p.b.to(DType::Float32), with(impl)).to(DType::Float64), ref, 1e-4,
+                            1e-4)) << p.what;
+    }
+  }
+}
+
+TEST(Matmul, BatchedWithBroadcastBatchDims) {
+  struct P {
+    Shape a, b;
+  };
+  std::vector<P> ps = {
+      {{3, 4, 5}, {3, 5, 2}},      {{3, 4, 5}, {5, 2}},       {{4, 5}, {3, 5, 2}},
+      {{2, 1, 4, 5}, {3, 5, 2}},   {{1, 4, 5}, {2, 3, 5, 7}}, {{2, 3, 1, 5}, {1, 5, 1}},
+  };
+  for (const P& p : ps) {
+    Tensor a = random(p.a, 13), b = random(p.b, 14);
+    Tensor ref = ref_matmul(a, b);
+    for (MatmulImpl impl : kCpuImpls)
+      EXPECT_TRUE(all_close(matmul(a, b, with(impl)), ref, 1e-12, 1e-12)) << to_string(p.a) << " @ " << to_string(p.b);
+  }
+  // Batched transposed views (the batch dim strided too).
+  Tensor a = random({4, 3, 2}, 15).permute({2, 0, 1});  // [2, 4, 3], batch stride 1
+  Tensor b = transposed_random({2, 3, 5}, 16);
+  EXPECT_TRUE(all_close(matmul(a, b), ref_matmul(a, b), 1e-12, 1e-12));
+  Tensor be = random({1, 3, 5}, 17).expand({2, 3, 5});
+  EXPECT_TRUE(all_close(matmul(a, be), ref_matmul(a, be), 1e-12, 1e-12));
+}
+
+TEST(Matmul, OneDimensionalOperands) {
+  Tensor v = random({5}, 18), w = random({5}, 19), m = random({5, 3}, 20), mt = random({3, 5}, 21), bt = random({2, 5, 3}, 22);
+  Tensor dot = matmul(v, w);
+  EXPECT_EQ(dot.dim(), 0);
+  EXPECT_TRUE(all_close(dot, ref_matmul(v, w), 1e-12));
+  EXPECT_EQ(matmul(v, m).shape(), (Shape{3}));
+  EXPECT_TRUE(all_close(matmul(v, m), ref_matmul(v, m), 1e-12));
+  EXPECT_EQ(matmul(mt, v).shape(), (Shape{3}));
+  EXPECT_TRUE(all_close(matmul(mt, v), ref_matmul(mt, v), 1e-12));
+  EXPECT_EQ(matmul(v, bt).shape(), (Shape{2, 3}));
+  EXPECT_TRUE(all_close(matmul(v, bt), ref_matmul(v, bt), 1e-12));
+  EXPECT_EQ(matmul(bt.transpose(1, 2), v).shape(), (Shape{2, 3}));
+  EXPECT_TRUE(all_close(matmul(bt.transpose(1, 2), v), ref_matmul(bt.transpose(1, 2), v), 1e-12));
+}
+
+TEST(Matmul, EmptyDims) {
+  Tensor c = matmul(random({3, 0}, 23), random({0, 4}, 24));
+  EXPECT_EQ(c.shape(), (Shape{3, 4}));
+  EXPECT_TRUE(all_close(c, zeros({3, 4}, DType::Float64)));
+  EXPECT_EQ(matmul(random({0, 2}, 25), random({2, 4}, 26)).shape(), (Shape{0, 4}));
+  EXPECT_EQ(matmul(random({0, 3, 2}, 25), random({2, 4}, 26)).shape(), (Shape{0, 3, 4}));
+}
+
+TEST(Matmul, ImplSelection) {
+  EXPECT_EQ(parse_matmul_impl("naive"), MatmulImpl::Naive);
+  EXPECT_EQ(parse_matmul_impl("register_tiled"), MatmulImpl::RegisterTiled);
+  EXPECT_EQ(std::string(name(MatmulImpl::CublasTF32)), "cublas_tf32");
+  for (int i = 0; i <= int(MatmulImpl::CublasTF32); ++i)
+    EXPECT_EQ(parse_matmul_impl(name(MatmulImpl(i))), MatmulImpl(i));
+  EXPECT_EMBER_ERROR(parse_matmul_impl("fast"), "fast");
+  EXPECT_EQ(default_matmul_impl(), MatmulImpl::Auto);
+  Tensor a = random({3, 4}, 27), b = random({4, 2}, 28);
+  {
+    MatmulImplGuard guard(MatmulImpl::Naive);
+    EXPECT_EQ(default_matmul_impl(), MatmulImpl::Naive);
+    EXPECT_TRUE(all_close(matmul(a, b), ref_matmul(a, b), 1e-12));
+  }
+  EXPECT_EQ(default_matmul_impl(), MatmulImpl::Auto);
+  // A CUDA-only variant on the CPU is an error naming matmul and the variant.
+  EXPECT_EMBER_ERROR(matmul(a, b, with(MatmulImpl::Tiled)), "matmul");
+  EXPECT_EMBER_ERROR(matmul(a, b, with(MatmulImpl::Tiled)), "tiled");
+}
+
+TEST(Matmul, Gradcheck) {
+  struct P {
+    const char* what;
+    Tensor a, b;
+  };
+  std::vector<P> ps = {
+      {"2-d", random({3, 4}, 29), random({4, 2}, 30)},
+      {"1 x k @ k x 1", random({1, 3}, 31), random({3, 1}, 32)},
+      {"batched broadcast", random({2, 1, 2, 3}, 33), random({3, 3, 2}, 34)},
+      {"batched @ 2-d", random({2, 3, 4}, 35), random({4, 2}, 36)},
+      {"vector @ vector", random({4}, 37), random({4}, 38)},
+      {"vector @ batched", random({3}, 39), random({2, 3, 2}, 40)},
+      {"matrix @ vector", random({2, 3}, 41), random({3}, 42)},
+      {"transposed", transposed_random({3, 4}, 43), transposed_random({4, 2}, 44)},
+      {"strided and expanded", strided_random({2, 3}, 45), expanded_random({2, 3, 2}, 46)},
+  };
+  for (const P& p : ps) {
+    EXPECT_TRUE(grad_ok([](const std::vector<Tensor>& in) { return matmul(in[0], in[1]); }, {p.a, p.b})) << p.what;
+    EXPECT_TRUE(grad_ok([](const std::vector<Tensor>& in) { return matmul(in[0], in[1], with(MatmulImpl::Naive)); },
+                        {p.a, p.b})) << p.what;
+  }
+  // One operand traced.
+  Tensor w = random({4, 2}, 47);
+  EXPECT_TRUE(grad_ok([&](const std::vector<Tensor>& in) { return matmul(in[0], w); }, {random({2, 3, 4}, 48)}));
+  EXPECT_TRUE(grad_ok([&](const std::vector<Tensor>& in) { return matmul(random({2, 3, 4}, 48), in[0]); }, {w}));
+}
+
+TEST(Matmul, SecondDerivatives) {
+  Tensor a = random({2, 3}, 49), b = random({3, 2}, 50);
+  auto loss = [](const std::vector<Tensor>& v) {
+    Tensor c = matmul(v[0], v[1]);
+    return sum(c * c);
+  };
+  EXPECT_TRUE(grad_ok([&](const std::vector<Tensor>& in) { return grad(loss, 0)(in); }, {a, b}));
+  EXPECT_TRUE(grad_ok([&](const std::vector<Tensor>& in) { return grad(loss, 1)(in); }, {a, b}));
+  // With 1-d operands (unsqueeze/squeeze views inside matmul).
+  Tensor W = random({3, 4}, 51);
+  EXPECT_TRUE(grad_ok([&](const std::vector<Tensor>& in) {
+    return grad([&](const Tensor& x) { Tensor h = tanh(matmul(W, x)); return sum(h * h); })(in[0]);
+  }, {random({4}, 52)}));
+}
+
+TEST(Matmul, Errors) {
+  Tensor a = random({2, 3}, 53);
+  EXPECT_EMBER_ERROR(matmul(a, random({4, 2}, 1)), "matmul: inner dimensions differ");
+  EXPECT_EMBER_ERROR(matmul(a, random({4, 2}, 1)), "[2, 3]");
+  EXPECT_EMBER_ERROR(matmul(a, random({4}, 1)), "matmul:");
+  EXPECT_EMBER_ERROR(matmul(random({4}, 1), random({3}, 2)), "matmul:");
+  EXPECT_EMBER_ERROR(matmul(a, random({3, 2}, 1).to(DType::Float32)), "matmul: dtype mismatch");
+  EXPECT_EMBER_ERROR(matmul(arange(6).reshape({2, 3}), arange(6).reshape({3, 2})), "matmul:");
+  EXPECT_EMBER_ERROR(matmul(scalar(1.0, DType::Float64), a), "matmul:");
+  EXPECT_EMBER_ERROR(matmul(random({2, 2, 3}, 1), random({3, 3, 2}, 2)), "matmul:");  // batch 2 vs 3
+  EXPECT_EMBER_ERROR(matmul(a, Tensor()), "matmul:");
+}
