@@ -21,11 +21,12 @@ std::string temp_path(const std::string& name) {
 
 // A file built by hand: header JSON text and data bytes, with the 8-byte length in front.
 std::vector<uint8_t> make_file(const std::string& header, const std::vector<uint8_t>& data) {
-  std::vector<uint8_t> out(8);
+  std::vector<uint8_t> out;
+  out.reserve(8 + header.size() + data.size());
   uint64_t n = header.size();
-  for (int i = 0; i < 8; ++i) out[size_t(i)] = uint8_t(n >> (8 * i));
-  out.insert(out.end(), header.begin(), header.end());
-  out.insert(out.end(), data.begin(), data.end());
+  for (int i = 0; i < 8; ++i) out.push_back(uint8_t(n >> (8 * i)));
+  for (char ch : header) out.push_back(uint8_t(ch));
+  for (uint8_t b : data) out.push_back(b);
   return out;
 }
 
