@@ -40,7 +40,10 @@ MatmulImpl parse_matmul_impl(const std::string& s) {
 void cpu_gemm(const GemmArgs& g, const MatmulOptions& opt) {
   switch (opt.impl) {
     case MatmulImpl::Naive: return cpu::gemm_naive(g);
-    case MatmulImpl::Auto: return cpu::gemm_ikj(g);
+    case MatmulImpl::Blocked: return cpu::gemm_blocked(g, opt.block_m, opt.block_n, opt.block_k);
+    case MatmulImpl::Auto:  // the fastest of Ember's own (examples/matmul/README.md)
+    case MatmulImpl::Packed: return cpu::gemm_packed(g);
+    case MatmulImpl::Blas: return cpu::gemm_blas(g);
     default: throw Error(str("matmul: impl '", name(opt.impl), "' is not available on the CPU in this build"));
   }
 }

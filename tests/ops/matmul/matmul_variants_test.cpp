@@ -1,0 +1,193 @@
+// Every CPU matmul variant against a float64 reference, on awkward shapes (1, 7, 33, 127, 1000),
+// transposed, sliced and broadcast (stride-0) operands, batches, both dtypes. The packed kernel is
+// run with every micro-kernel this CPU supports (AVX-512, AVX2, portable), not only the best.
+#include <cmath>
+#include <tuple>
+
+#include "ops/matmul/cpu/kernels.h"
+#include "test_util.h"
+
+namespace ember {
+namespace {
+
+using testing::random;
+
+// The reference: C[i,j] = sum_p A[i,p] B[p,j] in float64, and the scale S[i,j] = sum_p |A||B|
+// that a rounding error of the product is proportional to (|C| can be tiny after cancellation).
+struct Reference {
+  std::vector<double> c, scale;
+};
+Reference reference(const Tensor& a, const Tensor& b) {
+  int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
+  Reference r{std::vector<double>(size_t(m * n)), std::vector<double>(size_t(m * n))};
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j) {
+        double u = x[size_t(i * k + p)], v = y[size_t(p * n + j)];
+        r.c[size_t(i * n + j)] += u * v;
+        r.scale[size_t(i * n + j)] += std::abs(u * v);
+      }
+  return r;
+}
+
+// |c - ref| <= atol + rtol * scale: a fixed part plus a part relative to the size of the terms.
+::testing::AssertionResult close_to(const Tensor& c, const Reference& r, DType dt) {
+  double atol = dt == DType::Float32 ? 1e-5 : 1e-12, rtol = dt == DType::Float32 ? 2e-5 : 1e-13;
+  std::vector<double> got = c.to_vector<double>();
+  if (got.size() != r.c.size()) return ::testing::AssertionFailure() << "size " << got.size() << " vs " << r.c.size();
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!(std::abs(got[i] - r.c[i]) <= atol + rtol * r.scale[i]))
+      return ::testing::AssertionFailure() << "element " << i << ": " << got[i] << " vs reference " << r.c[i];
+  return ::testing::AssertionSuccess();
+}
+
+// Runs one 2-D product through a raw kernel on the operands' own strides (no copy).
+template <class Kernel>
+Tensor run_kernel(const Tensor& a, const Tensor& b, Kernel kernel) {
+  Tensor c = full({a.size(0), b.size(1)}, 12345.0, a.dtype());  // garbage the kernel must overwrite
+  GemmArgs g{a.size(0), b.size(1), a.size(1), a.raw_data(), a.strides()[0], a.strides()[1],
+             b.raw_data(), b.strides()[0], b.strides()[1], c.raw_data(), c.strides()[0], a.dtype()};
+  kernel(g);
+  return c;
+}
+
+std::vector<MatmulOptions> all_variants() {
+  std::vector<MatmulOptions> v;
+  for (MatmulImpl impl : {MatmulImpl::Naive, MatmulImpl::Blocked, MatmulImpl::Packed, MatmulImpl::Auto}) {
+    MatmulOptions o;
+    o.impl = impl;
+    v.push_back(o);
+  }
+  MatmulOptions odd;  // block sizes that divide nothing, so every loop has a ragged edge
+  odd.impl = MatmulImpl::Blocked;
+  odd.block_m = 5, odd.block_n = 7, odd.block_k = 3;
+  v.push_back(odd);
+  if (cpu::blas_available()) {
+    MatmulOptions o;
+    o.impl = MatmulImpl::Blas;
+    v.push_back(o);
+  }
+  return v;
+}
+
+std::string label(const MatmulOptions& o) {
+  return str(name(o.impl), o.impl == MatmulImpl::Blocked ? str(" ", o.block_m, "x", o.block_n, "x", o.block_k) : "");
+}
+
+// (m, k, n): ones, primes, sizes that straddle the register tiles (6, 12, 16, 32) and the cache
+// blocks (kc = 256, mc = 144..288), and 1000.
+const std::vector<std::tuple<int64_t, int64_t, int64_t>> kShapes = {
+    {1, 1, 1}, {1, 7, 1}, {7, 1, 33}, {1, 33, 127}, {33, 127, 7}, {127, 33, 1}, {13, 300, 37},
+    {1000, 7, 33}, {7, 1000, 33}, {33, 7, 1000}, {300, 257, 65}, {127, 127, 127}};
+
+class MatmulVariants : public ::testing::TestWithParam<DType> {};
+
+TEST_P(MatmulVariants, ContiguousShapes) {
+  DType dt = GetParam();
+  for (auto [m, k, n] : kShapes) {
+    Tensor a = random({m, k}, uint64_t(m * 7 + k)).to(dt), b = random({k, n}, uint64_t(n * 11 + k)).to(dt);
+    Reference ref = reference(a, b);
+    for (const MatmulOptions& o : all_variants())
+      EXPECT_TRUE(close_to(matmul(a, b, o), ref, dt)) << label(o) << " " << m << "x" << k << " @ " << k << "x" << n;
+  }
+}
+
+TEST_P(MatmulVariants, TransposedAndStridedOperands) {
+  DType dt = GetParam();
+  for (auto [m, k, n] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{7, 33, 127}, {127, 300, 33}, {1, 33, 7}, {33, 1, 7}}) {
+    Tensor at = random({k, m}, 1).to(dt).t();                          // column-major A
+    Tensor bt = random({n, k}, 2).to(dt).t();                          // column-major B
+    Tensor as = random({m, 2 * k + 1}, 3).to(dt).slice(1, 1, 2 * k + 1, 2);  // every other column
+    Tensor bs = random({2 * k, n + 3}, 4).to(dt).slice(0, 0, 2 * k, 2).slice(1, 2, n + 2);  // rows step 2, offset
+    Tensor bb = random({1, n}, 5).to(dt).expand({k, n});                // stride 0 rows
+    if (m > 1 && k > 1) ASSERT_FALSE(at.is_contiguous());  // views of one row or column are contiguous
+    ASSERT_FALSE(as.is_contiguous());
+    if (k > 1) ASSERT_FALSE(bs.is_contiguous());
+    for (auto [a, b] : std::vector<std::pair<Tensor, Tensor>>{{at, bt}, {as, bs}, {at, bs}, {as, bt}, {at, bb}}) {
+      Reference ref = reference(a, b);
+      for (const MatmulOptions& o : all_variants())
+        EXPECT_TRUE(close_to(matmul(a, b, o), ref, dt))
+            << label(o) << " " << m << "x" << k << "x" << n << " strides " << to_string(a.strides()) << " @ "
+            << to_string(b.strides());
+    }
+  }
+}
+
+TEST_P(MatmulVariants, BatchedAndBroadcast) {
+  DType dt = GetParam();
+  Tensor a = random({2, 1, 7, 33}, 6).to(dt), b = random({3, 33, 13}, 7).to(dt);
+  Tensor bt = random({3, 13, 33}, 8).to(dt).transpose(-2, -1);
+  for (const MatmulOptions& o : all_variants())
+    for (const Tensor& rhs : {b, bt}) {
+      Tensor c = matmul(a, rhs, o);
+      ASSERT_EQ(c.shape(), (Shape{2, 3, 7, 13})) << label(o);
+      for (int64_t i = 0; i < 2; ++i)
+        for (int64_t j = 0; j < 3; ++j) {
+          Tensor ai = a.slice(0, i, i + 1).reshape({7, 33}), bj = rhs.slice(0, j, j + 1).reshape({33, 13});
+          Tensor cij = c.slice(0, i, i + 1).slice(1, j, j + 1).reshape({7, 13});
+          EXPECT_TRUE(close_to(cij, reference(ai, bj), dt)) << label(o) << " batch " << i << "," << j;
+        }
+    }
+}
+
+// Each micro-kernel the CPU supports, called directly on strided operands, including products
+// larger than one cache block in every dimension (k > kc, m > mc, n > nc for float64).
+TEST_P(MatmulVariants, PackedEveryInstructionSet) {
+  DType dt = GetParam();
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> shapes = kShapes;
+  shapes.push_back({3, 5, 4100});
+  shapes.push_back({290, 520, 40});
+  for (int isa = 0; isa <= int(cpu::best_cpu_isa()); ++isa)
+    for (auto [m, k, n] : shapes) {
+      Tensor a = random({m, k}, 9).to(dt), b = random({n, k}, 10).to(dt).t();
+      Tensor c = run_kernel(a, b, [&](const GemmArgs& g) { cpu::gemm_packed(g, cpu::CpuIsa(isa)); });
+      EXPECT_TRUE(close_to(c, reference(a, b), dt)) << name(cpu::CpuIsa(isa)) << " " << m << "x" << k << "x" << n;
+    }
+}
+
+// The old ikj kernel stays as a benchmark baseline; keep it correct too.
+TEST_P(MatmulVariants, IkjBaseline) {
+  DType dt = GetParam();
+  for (auto [m, k, n] : kShapes) {
+    Tensor a = random({k, m}, 11).to(dt).t(), b = random({k, n}, 12).to(dt);
+    EXPECT_TRUE(close_to(run_kernel(a, b, cpu::gemm_ikj), reference(a, b), dt)) << m << "x" << k << "x" << n;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, MatmulVariants, ::testing::Values(DType::Float32, DType::Float64),
+                         [](const ::testing::TestParamInfo<DType>& i) { return std::string(name(i.param)); });
+
+TEST(MatmulVariantsErrors, BadBlockSizesAndUnavailableVariants) {
+  Tensor a = random({4, 5}, 1), b = random({5, 6}, 2);
+  MatmulOptions o;
+  o.impl = MatmulImpl::Blocked;
+  o.block_k = 0;
+  EXPECT_EMBER_ERROR(matmul(a, b, o), "block_k=0");
+  o = MatmulOptions{};
+  o.impl = MatmulImpl::Tiled;  // a CUDA variant on CPU tensors
+  EXPECT_EMBER_ERROR(matmul(a, b, o), "not available on the CPU");
+  if (!cpu::blas_available()) {
+    o.impl = MatmulImpl::Blas;
+    EXPECT_EMBER_ERROR(matmul(a, b, o), "EMBER_BLAS_PEER");
+  }
+  EXPECT_EQ(parse_matmul_impl("packed"), MatmulImpl::Packed);
+  EXPECT_EQ(parse_matmul_impl("blocked"), MatmulImpl::Blocked);
+}
+
+TEST(MatmulVariantsErrors, EmptyInnerDimensionGivesZeros) {
+  for (MatmulImpl impl : {MatmulImpl::Naive, MatmulImpl::Blocked, MatmulImpl::Packed}) {
+    MatmulOptions o;
+    o.impl = impl;
+    Tensor c = matmul(zeros({3, 0}), zeros({0, 4}), o);
+    EXPECT_EQ(c.shape(), (Shape{3, 4}));
+    for (float v : c.to_vector<float>()) EXPECT_EQ(v, 0.f) << name(impl);
+    // and straight through the packed kernel, which must clear C itself
+    Tensor a = zeros({3, 0}), b = zeros({0, 4});
+    Tensor d = run_kernel(a, b, [](const GemmArgs& g) { cpu::gemm_packed(g); });
+    for (float v : d.to_vector<float>()) EXPECT_EQ(v, 0.f);
+  }
+}
+
+}  // namespace
+}  // namespace ember
