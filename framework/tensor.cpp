@@ -16,6 +16,11 @@ namespace ember {
 namespace autograd {
 void eager_backward(const Tensor& y, const Tensor& cotangent);  // autograd.cpp
 }
+#ifdef EMBER_CUDA
+namespace cuda {
+void fill(const Tensor& dst, double value);  // ops/shape/cuda/copy.cu
+}
+#endif
 
 namespace {
 DeviceCopyFn g_device_copy = nullptr;
@@ -220,6 +225,12 @@ Tensor& Tensor::copy_(const Tensor& src) {
 }
 
 Tensor& Tensor::fill_(double value) {
+#ifdef EMBER_CUDA
+  if (device() == Device::CUDA) {  // ops/shape/cuda/copy.cu: no host buffer, no synchronous copy
+    cuda::fill(*this, value);
+    return *this;
+  }
+#endif
   if (device() != Device::CPU) return copy_(full(shape(), value, dtype(), Device::CPU));
   void* base = impl_->storage->data();
   DType dt = dtype();
@@ -275,7 +286,9 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.to_
 // ---- factories ----
 Tensor empty(const Shape& shape, DType dtype, Device device) { return Tensor(raw_impl(shape, dtype, device)); }
 Tensor full(const Shape& shape, double value, DType dtype, Device device) {
+#ifndef EMBER_CUDA
   if (device != Device::CPU) return full(shape, value, dtype, Device::CPU).to(device);
+#endif
   Tensor t = empty(shape, dtype, device);
   t.fill_(value);
   return t;

@@ -2,11 +2,13 @@
 // over N, d and causal: median time, peak extra memory (Ember's allocator and the process's RSS),
 // the bytes each kernel moves to and from main memory (counted), and the paper's models of them.
 // The PyTorch peer runs in the same program run (peer_torch.py), with its threads limited to the cores.
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -66,6 +68,10 @@ bool reset_rss_peak() {
   return bool(f);
 }
 
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 void sync(Device dev) {
 #ifdef EMBER_HAS_CUDA
   if (dev == Device::CUDA) cudaDeviceSynchronize();
@@ -73,8 +79,69 @@ void sync(Device dev) {
   (void)dev;
 }
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+// GPU timing as DESIGN.md asks: CUDA events around the run, and the L2 cache flushed before it (by
+// writing a buffer twice its size), so that no run starts with its inputs already in the L2.
+// On the CPU it is the wall clock.
+class RunTimer {
+ public:
+  explicit RunTimer(Device dev) : dev_(dev) {
+#ifdef EMBER_HAS_CUDA
+    if (dev_ == Device::CUDA) {
+      int l2 = 0;
+      check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "cudaDeviceGetAttribute");
+      flush_bytes_ = size_t(std::max(l2, 1 << 20)) * 2;
+      check(cudaMalloc(&flush_, flush_bytes_), "cudaMalloc");
+      check(cudaEventCreate(&start_), "cudaEventCreate");
+      check(cudaEventCreate(&stop_), "cudaEventCreate");
+    }
+#endif
+  }
+  ~RunTimer() {
+#ifdef EMBER_HAS_CUDA
+    if (flush_) cudaFree(flush_);
+    if (start_) cudaEventDestroy(start_);
+    if (stop_) cudaEventDestroy(stop_);
+#endif
+  }
+  RunTimer(const RunTimer&) = delete;
+  RunTimer& operator=(const RunTimer&) = delete;
+
+  template <class F>
+  double time_ms(F&& run) {
+#ifdef EMBER_HAS_CUDA
+    if (dev_ == Device::CUDA) {
+      check(cudaMemset(flush_, 0, flush_bytes_), "cudaMemset (L2 flush)");
+      check(cudaEventRecord(start_), "cudaEventRecord");
+      run();
+      check(cudaEventRecord(stop_), "cudaEventRecord");
+      check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+      return double(ms);
+    }
+#endif
+    double t0 = now_s();
+    run();
+    return (now_s() - t0) * 1e3;
+  }
+
+ private:
+#ifdef EMBER_HAS_CUDA
+  static void check(cudaError_t e, const char* what) {
+    EMBER_CHECK(e == cudaSuccess, "bench_attention: ", what, " failed: ", cudaGetErrorString(e));
+  }
+  void* flush_ = nullptr;
+  size_t flush_bytes_ = 0;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+#endif
+  Device dev_;
+};
+
+
+double cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
 struct Config {
@@ -84,6 +151,7 @@ struct Config {
 
 struct Measure {
   double median_ms = 0, min_ms = 0;
+  double cpu_ms = 0;  // median process CPU time (all threads) per run: the work, whatever the machine's load
   int64_t peak_extra_bytes = 0;  // Ember allocator: peak - current before the call
   int64_t rss_extra_bytes = -1;  // process: peak RSS - RSS before the call (CPU only)
   int64_t read_bytes = 0, write_bytes = 0;
@@ -114,7 +182,7 @@ int main(int argc, char** argv) {
   options.add_options()
       ("device", "cpu or cuda", cxxopts::value<std::string>()->default_value("cpu"))
       ("seq", "sequence lengths N, comma separated (default: cpu 256..4096, cuda 256..16384)", cxxopts::value<std::string>()->default_value(""))
-      ("full", "the full sweep N = 256..16384 (the CPU takes about an hour)")
+      ("full", "the full sweep N = 256..16384 (long on the CPU: N = 8192 and 16384 alone, d = 64, non-causal, took 10 minutes here)")
       ("head-dim", "head sizes d", cxxopts::value<std::string>()->default_value("64,128"))
       ("causal", "both | on | off", cxxopts::value<std::string>()->default_value("both"))
       ("batch", "batch size B", cxxopts::value<int64_t>()->default_value("1"))
@@ -179,6 +247,7 @@ int main(int argc, char** argv) {
                 machine.c_str(), name(dev), num_threads(), (long long)B, (long long)H, dts.c_str(), (long long)m_used, repeats);
 
     json results = json::array();
+    RunTimer timer(dev);
     int total = 0;
     for (const Config& c : configs) total += c.n > max_std ? 2 : 4;
     Progress progress(total);
@@ -201,12 +270,12 @@ int main(int argc, char** argv) {
         std::string mode;
         Measure m;
         double max_diff = 0;
-        std::vector<double> ts;
+        std::vector<double> ts, cpu;
       };
       std::vector<Variant> vars;
       for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash})
         for (std::string mode : {"fwd", "fwd+bwd"})
-          if (!(impl == AttentionImpl::Standard && c.n > max_std)) vars.push_back({impl, mode, {}, 0, {}});
+          if (!(impl == AttentionImpl::Standard && c.n > max_std)) vars.push_back({impl, mode, {}, 0, {}, {}});
       Tensor out, ref_out;
       auto run = [&](const Variant& var) {
         AttentionOptions o;
@@ -228,6 +297,7 @@ int main(int argc, char** argv) {
         // Memory: one run from an empty cache, so that the allocator and the RSS see fresh pages.
         out = Tensor();
         allocator(dev).empty_cache();
+        malloc_trim(0);  // and glibc's free lists, so that the RSS peak sees the pages this call touches
         int64_t base = memory_stats(dev).current_bytes;
         reset_peak_memory(dev);
         int64_t rss0 = status_kb("VmRSS:");
@@ -253,15 +323,17 @@ int main(int argc, char** argv) {
       }
       for (int i = 0; i < repeats; ++i)
         for (Variant& var : vars) {
-          double t0 = now_s();
-          run(var);
-          var.ts.push_back((now_s() - t0) * 1e3);
+          double c0 = cpu_s();
+          var.ts.push_back(timer.time_ms([&] { run(var); }));
+          var.cpu.push_back((cpu_s() - c0) * 1e3);
           out = Tensor();
         }
       for (Variant& var : vars) {
         std::sort(var.ts.begin(), var.ts.end());
         var.m.median_ms = var.ts[var.ts.size() / 2];
         var.m.min_ms = var.ts[0];
+        std::sort(var.cpu.begin(), var.cpu.end());
+        var.m.cpu_ms = var.cpu[var.cpu.size() / 2];
         rows.push_back({c, name(var.impl), var.mode, var.m, var.max_diff});
       }
     }
@@ -274,7 +346,7 @@ int main(int argc, char** argv) {
       std::ostringstream cmd;
       // OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset for this command alone (they force a slower kernel).
       cmd << "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE " << args["python"].as<std::string>() << " " << script
-          << " --threads " << num_threads() << " --repeats " << repeats << " --warmup " << warmup << " --batch " << B
+          << " --threads 1 --blas-threads " << num_threads() << " --repeats " << repeats << " --warmup " << warmup << " --batch " << B
           << " --heads " << H << " --dtype " << dts << " --max-n " << max_std << " --configs ";
       for (size_t i = 0; i < configs.size(); ++i)
         cmd << (i ? "," : "") << configs[i].n << ":" << configs[i].d << ":" << int(configs[i].causal);
@@ -298,8 +370,8 @@ int main(int argc, char** argv) {
     }
 
     // Table.
-    std::printf("\n%6s %4s %6s %-8s %-7s %10s %12s %12s %12s %12s %9s %9s %10s\n", "N", "d", "causal", "impl", "mode",
-                "ms", "peak_MiB", "rss_MiB", "read_MiB", "write_MiB", "model_0", "model_1", "torch_ms");
+    std::printf("\n%6s %4s %6s %-8s %-7s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n", "N", "d", "causal", "impl", "mode",
+                "ms", "min_ms", "cpu_ms", "peak_MiB", "rss_MiB", "read_MiB", "write_MiB", "model_0", "model_1", "torch_ms");
     for (const Row& r : rows) {
       const double n = double(r.c.n), d = double(r.c.d), MiB = 1024.0 * 1024.0, E = double(itemsize(dt)) * B * H;
       // The paper's access models in bytes (constants 1): Nd + N^2 for Algorithm 0, N^2 d^2 / M for Algorithm 1.
@@ -308,8 +380,8 @@ int main(int argc, char** argv) {
       double torch_ms = peer.count(key) && r.impl == "standard" ? peer[key].value("ms", -1.0) : -1.0;
       char tb[32] = "-";
       if (torch_ms >= 0) std::snprintf(tb, sizeof tb, "%.2f", torch_ms);
-      std::printf("%6lld %4lld %6s %-8s %-7s %10.2f %12.2f %12.2f %12.2f %12.2f %9.1f %9.1f %10s\n", (long long)r.c.n,
-                  (long long)r.c.d, r.c.causal ? "yes" : "no", r.impl.c_str(), r.mode.c_str(), r.m.median_ms,
+      std::printf("%6lld %4lld %6s %-8s %-7s %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.1f %9.1f %9s\n", (long long)r.c.n,
+                  (long long)r.c.d, r.c.causal ? "yes" : "no", r.impl.c_str(), r.mode.c_str(), r.m.median_ms, r.m.min_ms, r.m.cpu_ms,
                   r.m.peak_extra_bytes / MiB, r.m.rss_extra_bytes < 0 ? -1.0 : r.m.rss_extra_bytes / MiB,
                   r.m.read_bytes / MiB, r.m.write_bytes / MiB, model0, model1, tb);
       json j = {{"n", r.c.n},
@@ -319,6 +391,7 @@ int main(int argc, char** argv) {
                 {"mode", r.mode},
                 {"median_ms", r.m.median_ms},
                 {"min_ms", r.m.min_ms},
+                {"cpu_ms", r.m.cpu_ms},
                 {"peak_extra_bytes", r.m.peak_extra_bytes},
                 {"rss_extra_bytes", r.m.rss_extra_bytes},
                 {"read_bytes", r.m.read_bytes},
@@ -330,7 +403,7 @@ int main(int argc, char** argv) {
       results.push_back(j);
     }
     if (!peer_note.empty()) std::printf("peer: %s\n", peer_note.c_str());
-    std::printf("(peak_MiB: Ember allocator peak minus memory held before the call; rss_MiB: process peak RSS growth;\n"
+    std::printf("(ms: median wall time, min_ms: fastest run, cpu_ms: median CPU time of all threads; peak_MiB: Ember allocator peak minus memory held before the call; rss_MiB: process peak RSS growth;\n"
                 " read/write_MiB: bytes the kernels moved to/from main memory, counted; model_0 = (Nd + N^2) x bytes,\n"
                 " model_1 = N^2 d^2 / M x bytes, the paper's Theta() with constant 1, for comparison of growth)\n");
 
@@ -351,7 +424,7 @@ int main(int argc, char** argv) {
       f << doc.dump(2) << "\n";
     }
   } catch (const std::exception& e) {
-    std::cerr << "bench_attention: " << e.what() << "\n";
+    std::cerr << e.what() << "\n";  // ember::Error messages name the op or program
     return 1;
   }
   return 0;

@@ -4,8 +4,10 @@ median), forward and forward+backward. Uses torch.nn.functional.scaled_dot_produ
 the installed torch has it (2.0 and later); Debian's torch 1.13 lacks it, and then the peer is the
 explicit softmax(Q K^T * scale [+ causal mask]) V in torch ops, i.e. torch's version of Algorithm 0.
 
-Threads: torch's own pool gets --threads, and so does OpenBLAS (the BLAS torch links here); torch calls
-one GEMM at a time from one thread, so the two pools do not run at once. Prints one JSON document."""
+Threads: bench_attention runs torch's own pool with 1 thread and OpenBLAS (the BLAS torch links here)
+with as many threads as Ember uses: with 2 + 2 on two cores, torch's spinning OpenMP workers and
+OpenBLAS's threads fight for the cores (N=256 took 67 ms instead of 0.3 ms), and torch 2 + OpenBLAS 1
+leaves the GEMMs on one core (N=2048 forward 115 ms against 54 ms). Prints one JSON document."""
 import argparse
 import ctypes
 import json
@@ -19,7 +21,8 @@ import time
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--configs", required=True, help="n:d:causal,... (causal 0 or 1)")
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=2, help="torch intra-op threads")
+    ap.add_argument("--blas-threads", type=int, default=0, help="OpenBLAS threads (default: --threads)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--batch", type=int, default=1)
@@ -27,7 +30,7 @@ def main():
     ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     ap.add_argument("--max-n", type=int, default=16384, help="skip N above this (N x N buffers)")
     args = ap.parse_args()
-    os.environ["OPENBLAS_NUM_THREADS"] = str(args.threads)  # read when libopenblas loads (with torch)
+    os.environ["OPENBLAS_NUM_THREADS"] = str(args.blas_threads or args.threads)  # read when libopenblas loads
     import torch
 
     torch.set_num_threads(args.threads)
@@ -42,11 +45,11 @@ def main():
         pass
     if sdpa is not None:
         impl = "scaled_dot_product_attention"
-        note = f"torch {torch.__version__}: scaled_dot_product_attention; BLAS {blas}; {args.threads} threads"
+        note = f"torch {torch.__version__}: scaled_dot_product_attention; BLAS {blas}; torch {args.threads} + OpenBLAS {args.blas_threads or args.threads} threads"
     else:
         impl = "explicit softmax(QK^T)V"
         note = (f"torch {torch.__version__} has no scaled_dot_product_attention (added in 2.0); peer is the explicit "
-                f"softmax(Q K^T * scale) V in torch ops; BLAS {blas}; {args.threads} threads")
+                f"softmax(Q K^T * scale) V in torch ops; BLAS {blas}; torch {args.threads} + OpenBLAS {args.blas_threads or args.threads} threads")
 
     def explicit(q, k, v, causal):
         s = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))

@@ -33,6 +33,18 @@ def load(data_dir, train):
     return torch.from_numpy(x), torch.from_numpy(y)
 
 
+def openblas_kernel():
+    """The OpenBLAS build and core kernel this process runs (the library torch loaded), or None."""
+    try:
+        import ctypes
+        lib = ctypes.CDLL("libopenblas.so.0")
+        lib.openblas_get_config.restype = ctypes.c_char_p
+        lib.openblas_get_corename.restype = ctypes.c_char_p
+        return f"{lib.openblas_get_config().decode()} (core {lib.openblas_get_corename().decode()})"
+    except (OSError, AttributeError):
+        return None
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
@@ -103,7 +115,7 @@ def main():
         test_acc = float((model(xt).argmax(1) == yt).float().mean())
         val_acc = float((model(xva).argmax(1) == yva).float().mean())
     doc = {"program": "bench_torch", "torch": torch.__version__, "threads": a.threads,
-           "openblas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "default"),
+           "openblas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "default"), "openblas": openblas_kernel(),
            "config": vars(a), "epochs": epochs, "val_accuracy": val_acc, "test": {"accuracy": test_acc}}
     print(f"torch test accuracy {100 * test_acc:.2f}%")
     if a.json:

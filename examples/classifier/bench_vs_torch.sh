@@ -7,8 +7,8 @@
 #   examples/classifier/bench_vs_torch.sh [OUTDIR] [EPOCHS] [REPEATS]
 #
 # Fairness: PyTorch runs with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (this machine's values
-# force an older, slower OpenBLAS kernel), and in two thread layouts that keep torch's pool plus
-# OpenBLAS's pool within 2 cores; Ember runs with 1 and 2 OpenMP threads. Every command gets the
+# force an older, slower OpenBLAS kernel), single-threaded and in two thread layouts that keep
+# torch's pool plus OpenBLAS's pool within 2 cores; Ember runs with 1 and 2 OpenMP threads. Every command gets the
 # same OMP_WAIT_POLICY (passive unless set: on a shared machine, spinning OpenMP threads stall).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,7 +26,7 @@ for r in $(seq 1 "$REPEATS"); do
     OMP_NUM_THREADS=$t "$BIN" --epochs "$EPOCHS" --threads "$t" --no-progress --out "$OUT/ember_t$t" \
       --json "$OUT/ember_t${t}_r$r.json" >/dev/null
   done
-  for layout in "1 2" "2 1"; do
+  for layout in "1 1" "1 2" "2 1"; do
     set -- $layout
     echo "== repeat $r: torch, torch threads $1, OpenBLAS threads $2" >&2
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS="$1" OPENBLAS_NUM_THREADS="$2" \
@@ -37,22 +37,26 @@ done
 import glob, json, os, platform, re, statistics, sys
 out = sys.argv[1]
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
-rows = {}
+rows, blas = {}, set()
 for path in sorted(glob.glob(os.path.join(out, "*_r*.json"))):
     name = re.sub(r"_r\d+\.json$", "", os.path.basename(path))
     doc = json.load(open(path))
     rows.setdefault(name, []).extend(e["epoch_seconds"] for e in doc["epochs"][1:])
+    if doc.get("openblas"):
+        blas.add(doc["openblas"])
 labels = {"ember_t1": "Ember, 1 OpenMP thread", "ember_t2": "Ember, 2 OpenMP threads",
+          "torch_t1_b1": "PyTorch eager, 1 torch + 1 OpenBLAS thread",
           "torch_t1_b2": "PyTorch eager, 1 torch + 2 OpenBLAS threads", "torch_t2_b1": "PyTorch eager, 2 torch + 1 OpenBLAS thread"}
 med = {k: statistics.median(v) for k, v in rows.items() if v}
 best_torch = min(v for k, v in med.items() if k.startswith("torch"))
 print(f"CPU: {cpu}, {os.cpu_count()} cores; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
+print("PyTorch's OpenBLAS: " + ("; ".join(sorted(blas)) or "unknown"))
 print(f"{'configuration':46s} {'s/epoch':>8s} {'epochs':>6s} {'vs best torch':>13s}")
 table = []
 for k in sorted(med):
     print(f"{labels.get(k, k):46s} {med[k]:8.3f} {len(rows[k]):6d} {best_torch / med[k]:12.2f}x")
     table.append({"config": k, "label": labels.get(k, k), "median_epoch_seconds": med[k], "epochs_timed": len(rows[k]),
                   "speedup_vs_best_torch": best_torch / med[k]})
-json.dump({"cpu": cpu, "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "rows": table},
+json.dump({"cpu": cpu, "openblas": sorted(blas), "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "rows": table},
           open(os.path.join(out, "bench_vs_torch.json"), "w"), indent=2)
 PY

@@ -36,7 +36,7 @@ struct Config {
   std::string data_dir, out_dir, resume, json_path;
   std::vector<int64_t> hidden;
   std::string activation, init, optimizer, schedule;
-  int64_t epochs, batch_size, val_size, warmup_steps, limit, threads, eval_batch;
+  int64_t epochs, stop_after, batch_size, val_size, warmup_steps, limit, threads, eval_batch;
   double lr, min_lr, weight_decay, momentum, dropout, clip;
   bool nesterov, progress;
   uint64_t seed;
@@ -119,7 +119,6 @@ std::string metrics_csv(const json& epochs) {
 
 int run(const Config& c) {
   if (c.threads > 0) omp_set_num_threads(int(c.threads));
-  std::string cfg_line = "";
   // ---- data ----
   data::FashionMnistOptions dopt;
   dopt.dir = c.data_dir;
@@ -186,8 +185,14 @@ int run(const Config& c) {
   if (!c.resume.empty()) {
     io::CheckpointInfo info = io::load_checkpoint(c.resume, *model, *opt);
     step = info.step;
-    start_epoch = std::stoll(info.metadata.at("epoch"));
-    if (info.metadata.count("metrics")) epochs = json::parse(info.metadata.at("metrics"));
+    EMBER_CHECK(info.metadata.count("epoch") && info.metadata.count("metrics"), "--resume: '", c.resume,
+                "' has no 'epoch' or 'metrics' entry; pass a checkpoint written by train_classifier");
+    try {
+      start_epoch = std::stoll(info.metadata.at("epoch"));
+      epochs = json::parse(info.metadata.at("metrics"));
+    } catch (const std::exception& e) {
+      throw Error(str("--resume: '", c.resume, "' has an unreadable epoch or metrics entry (", e.what(), ")"));
+    }
     std::printf("resumed from %s at epoch %lld, step %lld\n", c.resume.c_str(), (long long)start_epoch, (long long)step);
   }
 
@@ -240,6 +245,11 @@ int run(const Config& c) {
     std::fflush(stdout);
     write_text(c.out_dir + "/metrics.csv", metrics_csv(epochs));
     io::save_checkpoint(ckpt_path, *model, *opt, step, {{"epoch", std::to_string(epoch + 1)}, {"metrics", epochs.dump()}});
+    if (c.stop_after > 0 && epoch + 1 == c.stop_after && epoch + 1 < c.epochs) {
+      std::printf("\nstopped after epoch %lld of %lld; continue with --resume %s (and the same options)\n",
+                  (long long)(epoch + 1), (long long)c.epochs, ckpt_path.c_str());
+      return 0;
+    }
   }
 
   // ---- test ----
@@ -285,6 +295,7 @@ int main(int argc, char** argv) {
     ("init", "weight initialisation: kaiming, xavier or default (PyTorch's)", cxxopts::value<std::string>()->default_value("kaiming"))
     ("dropout", "dropout probability after each hidden layer", cxxopts::value<double>()->default_value("0"))
     ("epochs", "training epochs", cxxopts::value<int64_t>()->default_value("10"))
+    ("stop-after", "stop after this epoch, keeping the checkpoint (continue later with --resume)", cxxopts::value<int64_t>()->default_value("0"))
     ("batch-size", "training batch size", cxxopts::value<int64_t>()->default_value("128"))
     ("optimizer", "sgd, adam or adamw", cxxopts::value<std::string>()->default_value("adamw"))
     ("lr", "peak learning rate", cxxopts::value<double>()->default_value("0.001"))
@@ -298,7 +309,9 @@ int main(int argc, char** argv) {
     ("val-size", "training images held out for validation", cxxopts::value<int64_t>()->default_value("5000"))
     ("limit", "use only the first N images of each split (0: all), for quick runs", cxxopts::value<int64_t>()->default_value("0"))
     ("seed", "seed for initialisation, split and shuffling", cxxopts::value<uint64_t>()->default_value("0"))
-    ("threads", "OpenMP threads (0: OMP_NUM_THREADS or all cores)", cxxopts::value<int64_t>()->default_value("0"))
+    ("threads", "OpenMP threads; 0: OMP_NUM_THREADS or all cores. Default 1: at batch 128 this MLP's products are too "
+                "small for a second thread to pay off, and on a busy machine threads stall at barriers (see README)",
+     cxxopts::value<int64_t>()->default_value("1"))
     ("resume", "continue from this checkpoint (e.g. results/classifier/checkpoint.safetensors)", cxxopts::value<std::string>()->default_value(""))
     ("json", "also write the metrics document to this path", cxxopts::value<std::string>()->default_value(""))
     ("no-progress", "do not draw the progress bar")
@@ -321,6 +334,7 @@ int main(int argc, char** argv) {
     c.optimizer = r["optimizer"].as<std::string>();
     c.schedule = r["schedule"].as<std::string>();
     c.epochs = r["epochs"].as<int64_t>();
+    c.stop_after = r["stop-after"].as<int64_t>();
     c.batch_size = r["batch-size"].as<int64_t>();
     c.val_size = r["val-size"].as<int64_t>();
     c.warmup_steps = r["warmup-steps"].as<int64_t>();

@@ -31,6 +31,15 @@ std::vector<Node*> toposort(const std::vector<std::shared_ptr<Node>>& roots) {
 }
 
 namespace {
+thread_local const BackwardObserver* t_observer = nullptr;
+}  // namespace
+
+ObserveBackward::ObserveBackward(BackwardObserver observer) : observer_(std::move(observer)), prev_(t_observer) {
+  t_observer = &observer_;
+}
+ObserveBackward::~ObserveBackward() { t_observer = prev_; }
+
+namespace {
 void accumulate(Tensor& slot, const Tensor& g) { slot = slot.defined() ? add(slot, g) : g; }
 
 std::vector<Tensor> run_backward(const std::vector<std::shared_ptr<Node>>& roots, const std::vector<Tensor>& cotangents,
@@ -41,13 +50,21 @@ std::vector<Tensor> run_backward(const std::vector<std::shared_ptr<Node>>& roots
     if (roots[i]) accumulate(cot[roots[i].get()], cotangents[i]);
   std::unordered_set<Node*> keep;
   for (const auto& w : wanted) keep.insert(w.get());
+  const BackwardObserver* observer = t_observer;
+  BackwardStep step;
 
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node* node = *it;
     auto c = cot.find(node);
     if (c == cot.end()) continue;
     Tensor g = c->second;
+    if (observer) {
+      step.node = node;
+      step.cotangent = g;
+      step.to_parents.assign(node->is_leaf ? 0 : node->parents.size(), Tensor());
+    }
     if (node->is_leaf) {
+      if (observer) (*observer)(step);
       if (auto leaf = node->leaf_tensor.lock()) {
         Tensor old(leaf->grad);
         // A fresh tensor, never g itself: g may be the caller's cotangent or be shared with other
@@ -66,7 +83,9 @@ std::vector<Tensor> run_backward(const std::vector<std::shared_ptr<Node>>& roots
       EMBER_CHECK(gi.shape() == p->shape, "internal error: the VJP of '", node->op, "' returned shape ",
                   to_string(gi.shape()), " for input ", i, " of shape ", to_string(p->shape));
       accumulate(cot[p], gi);
+      if (observer) step.to_parents[i] = gi;
     }
+    if (observer) (*observer)(step);
     if (!keep.count(node)) cot.erase(c);  // release cotangents as soon as they are consumed
     if (free_graph) node->vjp = nullptr;  // and the saved tensors with them
   }

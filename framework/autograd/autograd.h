@@ -55,6 +55,29 @@ std::vector<Tensor> backward_pass(const std::vector<std::shared_ptr<Node>>& root
                                   const std::vector<std::shared_ptr<Node>>& wanted);
 // Nodes reachable from roots, parents before children (the order a forward pass ran in).
 std::vector<Node*> toposort(const std::vector<std::shared_ptr<Node>>& roots);
+
+// One node's step of a backward pass: the cotangent summed into it from all its children, and what
+// it sends each parent (undefined where the parent is not traced; empty for leaves).
+struct BackwardStep {
+  const Node* node = nullptr;
+  Tensor cotangent;
+  std::vector<Tensor> to_parents;
+};
+using BackwardObserver = std::function<void(const BackwardStep&)>;
+
+// While alive, every backward pass on this thread reports each node it visits, in visit order.
+// A study tool (autodiff_trace prints the adjoint trace with it); a pass without one pays one test.
+class ObserveBackward {
+ public:
+  explicit ObserveBackward(BackwardObserver observer);
+  ~ObserveBackward();
+  ObserveBackward(const ObserveBackward&) = delete;
+  ObserveBackward& operator=(const ObserveBackward&) = delete;
+
+ private:
+  BackwardObserver observer_;
+  const BackwardObserver* prev_;
+};
 }  // namespace autograd
 
 }  // namespace ember

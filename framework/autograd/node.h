@@ -1,6 +1,8 @@
 // Node: what a trace records about one primitive application.
 // Reverse-mode traces keep a VJP closure per node; forward-mode traces keep the tangent.
 #pragma once
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -12,6 +14,13 @@ namespace ember::autograd {
 // Given the output's cotangent, returns the cotangent of input `i` (only asked for traced inputs).
 using VjpFn = std::function<Tensor(const Tensor& g, int i)>;
 
+namespace detail {
+// Nodes are numbered in creation order, so a tool can list a trace in the order the program ran it
+// (a topological sort only guarantees parents before children).
+inline std::atomic<uint64_t> g_next_node_seq{0};
+inline uint64_t next_node_seq() { return g_next_node_seq.fetch_add(1, std::memory_order_relaxed); }
+}  // namespace detail
+
 struct Node {
   const char* op = "";                          // primitive name, e.g. "mul"
   std::vector<std::shared_ptr<Node>> parents;  // one per input; null where that input is not traced here
@@ -22,6 +31,7 @@ struct Node {
   DType dtype = DType::Float32;
   Device device = Device::CPU;
   Tensor value;  // the unboxed value, kept only while value recording is on (autodiff_trace)
+  uint64_t seq = detail::next_node_seq();  // creation order
 
   // Leaves: make_vjp inputs have an index; requires_grad_ leaves point at the tensor whose .grad they fill.
   bool is_leaf = false;

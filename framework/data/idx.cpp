@@ -112,7 +112,7 @@ std::vector<uint8_t> read_gzip_file(const std::string& path, size_t max_bytes) {
   std::unique_ptr<gzFile_s, GzCloser> f(gzopen(path.c_str(), "rb"));
   EMBER_CHECK(f, "cannot open '", path, "' through zlib");
   std::vector<uint8_t> out;
-  std::vector<uint8_t> chunk(1 << 20);
+  std::vector<uint8_t> chunk(1 << 16);
   for (;;) {
     int got = gzread(f.get(), chunk.data(), unsigned(chunk.size()));
     if (got < 0) {

@@ -50,19 +50,19 @@ CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, optim
     else if (starts_with(n, kOptim)) optim_state.emplace_back(n.substr(kOptim.size()), t);
     else throw Error(str("load_checkpoint '", path, "': tensor '", n, "' belongs to neither the model nor the optimizer"));
   }
-  // The optimizer first, keeping a copy of its state: if the model then refuses the file, the
-  // optimizer is put back as it was.
+  // The model first (its errors name the parameter), keeping a copy of its values: if the
+  // optimizer then refuses its part of the file, the model is put back as it was.
   NamedTensors backup;
-  for (auto& [n, t] : opt.state_dict()) backup.emplace_back(n, t.clone());
+  for (auto& [n, t] : model.state_dict()) backup.emplace_back(n, t.clone());
   try {
-    opt.load_state_dict(optim_state);
+    model.load_state_dict(model_state);
   } catch (const Error& e) {
     throw Error(str("load_checkpoint '", path, "': ", e.what()));
   }
   try {
-    model.load_state_dict(model_state);
+    opt.load_state_dict(optim_state);
   } catch (const Error& e) {
-    opt.load_state_dict(backup);
+    model.load_state_dict(backup);
     throw Error(str("load_checkpoint '", path, "': ", e.what()));
   }
   return info;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "framework/autograd/node.h"
 #include "framework/autograd/trace.h"
 
 namespace ember::optim {
@@ -15,6 +16,12 @@ Optimizer::Optimizer(std::vector<Tensor> params, double lr) : lr_(lr) {
     EMBER_CHECK(p.defined(), "optimizer: parameter ", i, " is undefined");
     EMBER_CHECK(p.requires_grad() && p.is_traced(), "optimizer: parameter ", i, " (shape ", to_string(p.shape()),
                 ") does not require gradients; call requires_grad_() on it (Module parameters already do)");
+    // backward() fills .grad() only on leaves; a computed tensor would never be updated.
+    bool leaf = false;
+    for (TensorImpl* q = p.impl(); q && q->node; q = q->inner.get())
+      if (q->trace == autograd::kEagerTrace) leaf = q->node->is_leaf;
+    EMBER_CHECK(leaf, "optimizer: parameter ", i, " (shape ", to_string(p.shape()),
+                ") is computed from other tensors, not a leaf; pass the tensors you called requires_grad_() on");
     for (size_t j = 0; j < i; ++j)
       EMBER_CHECK(params[j].impl() != p.impl(), "optimizer: parameter ", i, " is the same tensor as parameter ", j);
     Tensor raw = p.detach();

@@ -26,7 +26,8 @@ struct AttentionOptions {
   bool causal = false;
   AttentionImpl impl = AttentionImpl::Flash;
   double scale = 0;     // 0 means 1/sqrt(d)
-  int64_t block_m = 0;  // on-chip budget M in floats; 0 means the CPU default (half of this CPU's L2)
+  int64_t block_m = 0;  // CPU: on-chip budget M in floats; 0 means half of this CPU's L2. The CUDA
+                        // kernels use fixed 32 x 32 tiles in shared memory and ignore it.
 };
 
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opt = {});

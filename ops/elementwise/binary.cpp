@@ -65,17 +65,27 @@ Tensor tangent_sum(std::initializer_list<Tensor> terms, const Shape& shape) {
   return acc;
 }
 
+// Which of a, b and ans a binary op's VJP reads. The recorded node keeps only those alive: an add
+// that kept its operands would hold every intermediate of a network until the backward pass.
+enum Saves : unsigned { kSavesNone = 0, kSavesA = 1, kSavesB = 2, kSavesAns = 4 };
+
 // Records a binary primitive: `vjp(g, i, a, b, ans)` and `jvp(ta, tb, a, b, ans)` where ta or tb may
-// be undefined. VJP results are summed back to each operand's shape here, once for every op.
+// be undefined; in vjp, an operand not named in `saves` is undefined. VJP results are summed back
+// to each operand's shape here, once for every op.
 template <class Vjp, class Jvp>
-Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, Vjp vjp, Jvp jvp) {
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, unsigned saves, Vjp vjp, Jvp jvp) {
   const char* name = binary_name(op);
   check_pair(name, a, b);
   auto r = autograd::record(
-      name, {a, b}, [&](const autograd::Args& x) { return binary(op, x[0], x[1], vjp, jvp); },
+      name, {a, b}, [&](const autograd::Args& x) { return binary(op, x[0], x[1], saves, vjp, jvp); },
       [&](const Tensor& ans, const autograd::Args& x) -> autograd::VjpFn {
-        return [a = x[0], b = x[1], ans, vjp](const Tensor& g, int i) {
-          return sum_to(vjp(g, i, a, b, ans), i == 0 ? a.shape() : b.shape());
+        // An operand's shape is kept only where it was broadcast (else it is the cotangent's shape).
+        bool a_full = x[0].shape() == ans.shape(), b_full = x[1].shape() == ans.shape();
+        return [sa = saves & kSavesA ? x[0] : Tensor(), sb = saves & kSavesB ? x[1] : Tensor(),
+                sans = saves & kSavesAns ? ans : Tensor(), shape_a = a_full ? Shape() : x[0].shape(),
+                shape_b = b_full ? Shape() : x[1].shape(), a_full, b_full, vjp](const Tensor& g, int i) {
+          Tensor gi = vjp(g, i, sa, sb, sans);
+          return (i == 0 ? a_full : b_full) ? gi : sum_to(gi, i == 0 ? shape_a : shape_b);
         };
       },
       [&](const autograd::Args& t, const Tensor& ans, const autograd::Args& x) {
@@ -95,7 +105,7 @@ Tensor scalar_like(const Tensor& x, double v) { return scalar(v, x.dtype(), x.de
 
 Tensor add(const Tensor& a, const Tensor& b) {
   return binary(
-      BinaryOp::Add, a, b, [](const Tensor& g, int, const Tensor&, const Tensor&, const Tensor&) { return g; },
+      BinaryOp::Add, a, b, kSavesNone, [](const Tensor& g, int, const Tensor&, const Tensor&, const Tensor&) { return g; },
       [](const Tensor& ta, const Tensor& tb, const Tensor&, const Tensor&, const Tensor& y) {
         return tangent_sum({ta, tb}, y.shape());
       });
@@ -103,7 +113,7 @@ Tensor add(const Tensor& a, const Tensor& b) {
 
 Tensor sub(const Tensor& a, const Tensor& b) {
   return binary(
-      BinaryOp::Sub, a, b, [](const Tensor& g, int i, const Tensor&, const Tensor&, const Tensor&) { return i == 0 ? g : -g; },
+      BinaryOp::Sub, a, b, kSavesNone, [](const Tensor& g, int i, const Tensor&, const Tensor&, const Tensor&) { return i == 0 ? g : -g; },
       [](const Tensor& ta, const Tensor& tb, const Tensor&, const Tensor&, const Tensor& y) {
         return tangent_sum({ta, tb.defined() ? -tb : tb}, y.shape());
       });
@@ -111,7 +121,7 @@ Tensor sub(const Tensor& a, const Tensor& b) {
 
 Tensor mul(const Tensor& a, const Tensor& b) {
   return binary(
-      BinaryOp::Mul, a, b,
+      BinaryOp::Mul, a, b, kSavesA | kSavesB,
       [](const Tensor& g, int i, const Tensor& x, const Tensor& y, const Tensor&) { return i == 0 ? g * y : g * x; },
       [](const Tensor& ta, const Tensor& tb, const Tensor& x, const Tensor& y, const Tensor& ans) {
         return tangent_sum({ta.defined() ? ta * y : ta, tb.defined() ? x * tb : tb}, ans.shape());
@@ -120,7 +130,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 
 Tensor div(const Tensor& a, const Tensor& b) {
   return binary(
-      BinaryOp::Div, a, b,
+      BinaryOp::Div, a, b, kSavesB | kSavesAns,
       [](const Tensor& g, int i, const Tensor&, const Tensor& y, const Tensor& ans) {
         return i == 0 ? g / y : -(g * ans) / y;
       },
@@ -132,7 +142,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
 Tensor pow(const Tensor& a, const Tensor& b) {
   // d/da a^b = b a^(b-1); d/db a^b = log(a) a^b
   return binary(
-      BinaryOp::Pow, a, b,
+      BinaryOp::Pow, a, b, kSavesA | kSavesB | kSavesAns,
       [](const Tensor& g, int i, const Tensor& x, const Tensor& y, const Tensor& ans) {
         return i == 0 ? g * y * pow(x, y - 1.0) : g * log(x) * ans;
       },
@@ -146,7 +156,7 @@ Tensor pow(const Tensor& a, double exponent) { return pow(a, scalar_like(a, expo
 
 Tensor maximum(const Tensor& a, const Tensor& b) {
   return binary(
-      BinaryOp::Max, a, b,
+      BinaryOp::Max, a, b, kSavesA | kSavesB,
       [](const Tensor& g, int i, const Tensor& x, const Tensor& y, const Tensor&) {
         Tensor m = ge(x, y);  // ties go to a
         return i == 0 ? g * m : g * (1.0 - m);
@@ -159,7 +169,7 @@ Tensor maximum(const Tensor& a, const Tensor& b) {
 
 Tensor minimum(const Tensor& a, const Tensor& b) {
   return binary(
-      BinaryOp::Min, a, b,
+      BinaryOp::Min, a, b, kSavesA | kSavesB,
       [](const Tensor& g, int i, const Tensor& x, const Tensor& y, const Tensor&) {
         Tensor m = le(x, y);
         return i == 0 ? g * m : g * (1.0 - m);

@@ -178,6 +178,20 @@ std::pair<Tensor, Tensor> max_kernel(const Tensor& x_in, int64_t d) {
   });
   return {vals, idx};
 }
+#ifdef EMBER_CUDA
+// Max values or argmax indices along d of a CUDA tensor, keepdim shape.
+Tensor max_cuda(const Tensor& x_in, int64_t d, bool want_index) {
+  Tensor x = x_in.contiguous();
+  const Shape& s = x.shape();
+  EMBER_CHECK(s[size_t(d)] > 0, "max: cannot take the max over an empty dimension of shape ", to_string(s));
+  int64_t outer = 1, r = s[size_t(d)], inner = 1;
+  for (int64_t i = 0; i < d; ++i) outer *= s[size_t(i)];
+  for (int64_t i = d + 1; i < int64_t(s.size()); ++i) inner *= s[size_t(i)];
+  Shape os = s;
+  os[size_t(d)] = 1;
+  return cuda::max_dim(x, outer, r, inner, want_index).reshape(os);
+}
+#endif
 }  // namespace
 
 Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
@@ -199,6 +213,12 @@ Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
         return sum(t[0] * (mask / sum(mask, {d}, true)), {d}, keepdim);
       });
   if (r) return *r;
+#ifdef EMBER_CUDA
+  if (x.device() == Device::CUDA) {
+    Tensor v = max_cuda(x, d, false);
+    return keepdim ? v : v.squeeze(d);
+  }
+#endif
   check_cpu(x, "max");
   Tensor v = max_kernel(x, d).first;
   return keepdim ? v : v.squeeze(d);
@@ -210,10 +230,15 @@ Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
   EMBER_CHECK(x.defined() && x.dim() > 0, "argmax: input must be defined and at least 1-d");
   int64_t d = wrap_dim(dim, x.dim(), "argmax");
   Tensor raw = x.detach();
-  if (raw.device() != Device::CPU) raw = raw.to(Device::CPU);
+#ifdef EMBER_CUDA
+  if (raw.device() == Device::CUDA) {
+    Tensor i = max_cuda(raw, d, true);
+    return keepdim ? i : i.squeeze(d);
+  }
+#endif
   Tensor i = max_kernel(raw, d).second;
   if (!keepdim) i = i.squeeze(d);
-  return x.device() == Device::CPU ? i : i.to(x.device());
+  return i;
 }
 
 }  // namespace ember

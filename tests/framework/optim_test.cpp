@@ -212,6 +212,8 @@ TEST(Optim, StateDictResumesExactly) {
 TEST(Optim, RejectsBadSettings) {
   Tensor plain = from_vector(std::vector<double>{1.0});
   EXPECT_EMBER_ERROR(optim::SGD({plain}, {0.1}), "does not require gradients");
+  Tensor leaf = param({1.0});
+  EXPECT_EMBER_ERROR(optim::SGD({leaf * 2.0}, {0.1}), "not a leaf");
   Tensor p = param({1.0});
   EXPECT_EMBER_ERROR(optim::SGD({p}, {-1.0}), "learning rate");
   EXPECT_EMBER_ERROR(optim::SGD({p}, {0.1, 0.0, true}), "Nesterov momentum needs momentum > 0");

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ops/attention/attention.h"
+#include "ops/attention/cpu/kernels.h"
 #include "ops/attention/cpu/tile_math.h"
 #include "ops/attention/io_counters.h"
 #include "test_util.h"
@@ -204,10 +205,16 @@ TEST(Attention, ByteCountersMatchTheAlgorithms) {
     return attention_io();
   };
   AttentionIo f = count(AttentionImpl::Flash), s = count(AttentionImpl::Standard);
-  const int64_t tr = n / 16;
-  // Flash reads Q once and K, V once per row block; writes O and L.
-  EXPECT_EQ(f.read_bytes, 4 * (n * d + tr * 2 * n * d));
-  EXPECT_EQ(f.write_bytes, 4 * (n * d + n));
+  const int64_t tr = n / 16, tc = n / 16;
+  cpu::attn::Problem<float> pr;
+  pr.nq = pr.nk = n;
+  pr.d = d;
+  pr.br = pr.bc = 16;
+  const int64_t chunks = (tr + cpu::attn::flash_row_blocks_per_task(pr) - 1) / cpu::attn::flash_row_blocks_per_task(pr);
+  // Algorithm 1: each task reads K and V once; every column block reads Q_i, O_i, m_i, l_i and writes
+  // O_i, m_i, l_i back; plus the initialisation and the final normalisation.
+  EXPECT_EQ(f.read_bytes, 4 * (chunks * 2 * n * d + tc * (2 * n * d + 2 * n) + n * (d + 2)));
+  EXPECT_EQ(f.write_bytes, 4 * (n * (d + 2) + tc * (n * d + 2 * n) + n * (d + 1)));
   // Standard writes S and P (N^2 each) and reads them back.
   EXPECT_GE(s.write_bytes, 4 * 2 * n * n);
   EXPECT_GE(s.read_bytes, 4 * 2 * n * n);
@@ -274,4 +281,31 @@ TEST(Attention, FastFloatExpIsAccurate) {
   float one = 3.0f;
   cpu::attn::exp_shifted<float>(&one, &shifted, 1, 3.0f);
   EXPECT_FLOAT_EQ(shifted, 1.0f);
+}
+
+TEST(Attention, ThreadsSharingAHeadAgree) {
+  // Big enough that the kernels split one batch-head over threads (the flash backward's column
+  // blocks of one head then add into the same dQ rows from different threads).
+  Tensor q = random({1, 1, 300, 16}, 111), k = random({1, 1, 300, 16}, 112), v = random({1, 1, 300, 16}, 113),
+         w = random({1, 1, 300, 16}, 114);
+  for (bool causal : {false, true}) {
+    auto grads = [&](AttentionImpl impl, int64_t block_m, bool composite) {
+      AttentionOptions o = opts(impl, causal, block_m);
+      auto [ys, vjp] = make_vjp(
+          [&](const std::vector<Tensor>& x) {
+            return std::vector<Tensor>{composite ? attention_composite(x[0], x[1], x[2], o) : attention(x[0], x[1], x[2], o)};
+          },
+          {q, k, v});
+      std::vector<Tensor> g = vjp({w});
+      g.insert(g.begin(), ys[0]);
+      return g;
+    };
+    std::vector<Tensor> ref = grads(AttentionImpl::Flash, 0, true);
+    for (auto [impl, m] : {std::pair{AttentionImpl::Flash, int64_t(64)}, std::pair{AttentionImpl::Flash, int64_t(200)},
+                           std::pair{AttentionImpl::Standard, int64_t(64)}}) {
+      std::vector<Tensor> g = grads(impl, m, false);
+      for (int i = 0; i < 4; ++i)
+        EXPECT_TRUE(all_close(g[i], ref[i], 1e-11, 1e-9)) << name(impl) << " M=" << m << " causal=" << causal << " output " << i;
+    }
+  }
 }

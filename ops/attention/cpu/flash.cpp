@@ -1,9 +1,10 @@
-// Algorithm 1 (FlashAttention) on the CPU. A task is one (batch*head, row block) for the forward and
-// one (batch*head, column block) for the backward; each holds its blocks of Q, K, V (and dO, dK, dV)
-// in a per-thread working set of about M floats, the "on-chip" memory that the L2 cache plays here.
-// The loop over column blocks runs inside a row block (the order FlashAttention-2 uses), so O_i, m_i
-// and l_i stay in the working set instead of being written back after every column block as in the
-// paper's Algorithm 1; the arithmetic per (row block, column block) pair is the paper's.
+// Algorithm 1 (FlashAttention) on the CPU, in the paper's loop order: the outer loop loads a block
+// K_j, V_j of Bc keys into the working set, the inner loop visits the row blocks Q_i (Br rows),
+// reading O_i, m_i, l_i from main memory and writing them back updated. K and V are read once per
+// task, Q and O once per column block: Theta(N^2 d / Bc) = Theta(N^2 d^2 / M) accesses. A task is
+// one batch*head and a range of its row blocks (all of them when there are at least as many heads
+// as threads). The working set (K_j^T, V_j, S_ij / P_ij, Q_i, O_i) is about M floats: the L2 cache
+// plays the paper's on-chip SRAM. The backward (below) has the same outer loop over K_j, V_j.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -21,62 +22,85 @@ using detail::count_read;
 using detail::count_write;
 
 template <class T>
+int64_t flash_row_blocks_per_task(const Problem<T>& pr) {
+  const int64_t tr = (pr.nq + pr.br - 1) / pr.br;
+  const int64_t flops = 4 * pr.nq * pr.nk * pr.d;  // of one batch*head
+  int64_t threads = std::min<int64_t>(num_threads(), std::max<int64_t>(1, flops / (int64_t(1) << 18)));
+  if (pr.bh >= threads) return tr;                     // a whole head per task: K and V read once
+  const int64_t tasks_per_head = (threads + pr.bh - 1) / pr.bh;  // split heads so every thread has work
+  return (tr + tasks_per_head - 1) / tasks_per_head;
+}
+
+template <class T>
 void flash_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* o, T* lse) {
   const int64_t d = pr.d, nq = pr.nq, nk = pr.nk, br = pr.br, bc = pr.bc, E = sizeof(T);
-  const int64_t tr = (nq + br - 1) / br;
+  const int64_t tr = (nq + br - 1) / br, per = flash_row_blocks_per_task(pr), chunks = (tr + per - 1) / per;
   const T neg_inf = -std::numeric_limits<T>::infinity();
-  parallel_for(pr.bh * tr, 1, [&](int64_t b, int64_t e) {
-    // The working set: K_j^T, S_ij / P_ij, O_i (unnormalised), m_i, l_i.
-    Tensor scratch = empty({d * bc + br * bc + br * d + 2 * br}, dtype_of<T>::value);
+  // The running statistics m and l: main-memory vectors of N, as in the paper.
+  Tensor stats = empty({2 * pr.bh * nq}, dtype_of<T>::value);
+  T* mvec = stats.data<T>();
+  T* lvec = mvec + pr.bh * nq;
+  parallel_for(pr.bh * chunks, task_grain(4 * per * br * nk * d), [&](int64_t b, int64_t e) {
+    Tensor scratch = empty({d * bc + br * bc}, dtype_of<T>::value);
     T* kt = scratch.data<T>();
     T* s = kt + d * bc;
-    T* acc = s + br * bc;
-    T* mrow = acc + br * d;
-    T* lrow = mrow + br;
     for (int64_t t = b; t < e; ++t) {
-      const int64_t bh = t / tr, i0 = (t % tr) * br, m = std::min(br, nq - i0);
-      const T* qb = q + (bh * nq + i0) * d;
-      const T* kb = k + bh * nk * d;
-      const T* vb = v + bh * nk * d;
-      const int64_t vis = pr.visible(i0 + m - 1);  // column blocks past this are fully masked: skipped
-      count_read(m * d, E);
-      std::fill(acc, acc + m * d, T(0));
-      std::fill(mrow, mrow + m, neg_inf);
-      std::fill(lrow, lrow + m, T(0));
+      const int64_t bh = t / chunks, r0 = (t % chunks) * per * br, r1 = std::min(nq, r0 + per * br);
+      T* ob = o + bh * nq * d;
+      T* mb = mvec + bh * nq;
+      T* lb = lvec + bh * nq;
+      // Line 2 of Algorithm 1: O = 0, l = 0, m = -inf in main memory.
+      std::fill(ob + r0 * d, ob + r1 * d, T(0));
+      std::fill(mb + r0, mb + r1, neg_inf);
+      std::fill(lb + r0, lb + r1, T(0));
+      count_write((r1 - r0) * (d + 2), E);
+      const int64_t vis = pr.visible(r1 - 1);  // column blocks past this are masked for every row here
       for (int64_t j0 = 0; j0 < vis; j0 += bc) {
         const int64_t n = std::min(bc, vis - j0);
-        transpose_into(n, d, kb + j0 * d, d, kt);
+        const T* vj = v + (bh * nk + j0) * d;
+        transpose_into(n, d, k + (bh * nk + j0) * d, d, kt);
         count_read(2 * n * d, E);  // K_j and V_j
-        gemm_a_bt(m, n, d, pr.scale, qb, d, kt, s, bc);
-        for (int64_t r = 0; r < m; ++r) {
-          T* srow = s + r * bc;
-          const int64_t jmax = std::clamp<int64_t>(pr.visible(i0 + r) - j0, 0, n);
-          if (jmax == 0) {  // this row sees none of the block: contributes nothing
-            std::fill(srow, srow + n, T(0));
-            continue;
+        // Row blocks whose last row is left of column j0's diagonal see nothing of this block.
+        int64_t first = r0;
+        if (pr.causal) first = std::max(r0, r0 + ((j0 - pr.causal_offset() - r0) / br) * br);
+        for (int64_t i0 = first; i0 < r1; i0 += br) {
+          const int64_t m = std::min(br, r1 - i0);
+          T* oi = ob + i0 * d;
+          count_read(2 * m * d + 2 * m, E);  // Q_i, O_i, m_i, l_i
+          gemm_a_bt(m, n, d, pr.scale, q + (bh * nq + i0) * d, d, kt, s, bc);
+          for (int64_t r = 0; r < m; ++r) {
+            T* srow = s + r * bc;
+            const int64_t jmax = std::clamp<int64_t>(pr.visible(i0 + r) - j0, 0, n);
+            if (jmax == 0) {  // this row sees none of the block: contributes nothing
+              std::fill(srow, srow + n, T(0));
+              continue;
+            }
+            T mx = srow[0];
+            for (int64_t j = 1; j < jmax; ++j) mx = std::max(mx, srow[j]);
+            const T m_old = mb[i0 + r], m_new = std::max(m_old, mx);
+            const T alpha = std::exp(m_old - m_new);  // 0 on the first block (m = -inf)
+            exp_shifted(srow, srow, jmax, m_new);
+            T sum = 0;
+            for (int64_t j = 0; j < jmax; ++j) sum += srow[j];
+            std::fill(srow + jmax, srow + n, T(0));
+            lb[i0 + r] = alpha * lb[i0 + r] + sum;
+            mb[i0 + r] = m_new;
+            T* orow = oi + r * d;
+            for (int64_t c = 0; c < d; ++c) orow[c] *= alpha;
           }
-          T mx = srow[0];
-          for (int64_t j = 1; j < jmax; ++j) mx = std::max(mx, srow[j]);
-          const T m_new = std::max(mrow[r], mx);
-          const T alpha = std::exp(mrow[r] - m_new);  // 0 on the first block (m = -inf)
-          exp_shifted(srow, srow, jmax, m_new);
-          T sum = 0;
-          for (int64_t j = 0; j < jmax; ++j) sum += srow[j];
-          std::fill(srow + jmax, srow + n, T(0));
-          lrow[r] = alpha * lrow[r] + sum;
-          mrow[r] = m_new;
-          T* arow = acc + r * d;
-          for (int64_t c = 0; c < d; ++c) arow[c] *= alpha;
+          // O_i stays unnormalised (diag(l)^-1 is applied once at the end, not at every step as in
+          // the paper's line 12; the same arithmetic, one division per element instead of Tc).
+          gemm_acc_ab(m, d, n, T(1), s, bc, vj, d, oi, d);
+          count_write(m * d + 2 * m, E);  // O_i, m_i, l_i
         }
-        gemm_acc_ab(m, d, n, T(1), s, bc, vb + j0 * d, d, acc, d);
       }
-      T* ob = o + (bh * nq + i0) * d;
-      for (int64_t r = 0; r < m; ++r) {
-        const T inv = T(1) / lrow[r];
-        for (int64_t c = 0; c < d; ++c) ob[r * d + c] = acc[r * d + c] * inv;
-        lse[bh * nq + i0 + r] = mrow[r] + std::log(lrow[r]);
+      for (int64_t r = r0; r < r1; ++r) {
+        const T inv = T(1) / lb[r];
+        for (int64_t c = 0; c < d; ++c) ob[r * d + c] *= inv;
+        lse[bh * nq + r] = mb[r] + std::log(lb[r]);
       }
-      count_write(m * d + m, E);
+      count_read((r1 - r0) * (d + 2), E);
+      count_write((r1 - r0) * (d + 1), E);
     }
   });
 }
@@ -92,7 +116,7 @@ void flash_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, co
 
   const int64_t tc = (nk + bc - 1) / bc;
   std::mutex dq_mutex;
-  parallel_for(pr.bh * tc, 1, [&](int64_t b, int64_t e) {
+  parallel_for(pr.bh * tc, task_grain(8 * bc * nq * d), [&](int64_t b, int64_t e) {
     // Working set: K_j^T, V_j^T, P_ij, dP_ij / dS_ij, dK_j, dV_j. dQ for the current batch-head is
     // accumulated in this thread's own N x d buffer (main memory, linear in N) and added to the
     // shared dQ under a lock when the thread moves on: column blocks of one head, handled by different
@@ -166,6 +190,7 @@ void flash_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, co
 }
 
 #define EMBER_INSTANTIATE(T)                                                                          \
+  template int64_t flash_row_blocks_per_task<T>(const Problem<T>&);                                   \
   template void flash_forward<T>(const Problem<T>&, const T*, const T*, const T*, T*, T*);           \
   template void flash_backward<T>(const Problem<T>&, const T*, const T*, const T*, const T*, const T*, \
                                   const T*, T*, T*, T*);

@@ -2,6 +2,7 @@
 // ops/attention/attention.cpp after its checks, never recorded by autograd, and count the bytes
 // they move through ops/attention/io_counters.h.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 namespace ember::cpu::attn {
@@ -22,6 +23,13 @@ struct Problem {
   }
 };
 
+// Tasks per thread worth waking a thread for: each task does about `task_flops`; below ~256k flops
+// a thread costs more than it saves (and spinning OpenMP threads hurt a loaded machine).
+inline int64_t task_grain(int64_t task_flops) {
+  const int64_t want = int64_t(1) << 18;
+  return task_flops >= want ? 1 : (want + task_flops - 1) / std::max<int64_t>(task_flops, 1);
+}
+
 // Standard (Algorithm 0). p: (BH, Nq, Nk) buffer that receives P; o: (BH, Nq, d); lse: (BH, Nq).
 template <class T>
 void standard_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* p, T* o, T* lse);
@@ -30,7 +38,11 @@ template <class T>
 void standard_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, const T* o, const T* p,
                        const T* dout, T* ds, T* dq, T* dk, T* dv);
 
-// Flash (Algorithm 1) and its backward. Scratch comes from Ember's allocator (so it is counted).
+// Flash (Algorithm 1) and its backward. The forward splits each batch*head into tasks of this many
+// row blocks (all of them when there are enough heads to keep the threads busy).
+template <class T>
+int64_t flash_row_blocks_per_task(const Problem<T>& pr);
+// Scratch comes from Ember's allocator (so it is counted).
 template <class T>
 void flash_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* o, T* lse);
 template <class T>

@@ -21,7 +21,7 @@ template <class T>
 void standard_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* p, T* o, T* lse) {
   const int64_t d = pr.d, nq = pr.nq, nk = pr.nk, rs = pr.br, cs = pr.bc, E = sizeof(T);
   const int64_t strips = (nq + rs - 1) / rs;
-  parallel_for(pr.bh * strips, 1, [&](int64_t b, int64_t e) {
+  parallel_for(pr.bh * strips, task_grain(4 * rs * nk * d), [&](int64_t b, int64_t e) {
     Tensor scratch = empty({d * cs}, dtype_of<T>::value);
     T* kt = scratch.data<T>();
     for (int64_t t = b; t < e; ++t) {
@@ -76,7 +76,7 @@ void standard_backward(const Problem<T>& pr, const T* q, const T* k, const T* v,
 
   // Pass 1, by row strips: dP = dO V^T (written), dS = P * (dP - D) (in place), dQ = scale dS K.
   const int64_t rstrips = (nq + rs - 1) / rs;
-  parallel_for(pr.bh * rstrips, 1, [&](int64_t b, int64_t e) {
+  parallel_for(pr.bh * rstrips, task_grain(4 * rs * nk * d), [&](int64_t b, int64_t e) {
     Tensor scratch = empty({d * cs}, dtype_of<T>::value);
     T* vt = scratch.data<T>();
     for (int64_t t = b; t < e; ++t) {
@@ -115,7 +115,7 @@ void standard_backward(const Problem<T>& pr, const T* q, const T* k, const T* v,
 
   // Pass 2, by column strips: dV = P^T dO, dK = scale dS^T Q.
   const int64_t cstrips = (nk + cs - 1) / cs;
-  parallel_for(pr.bh * cstrips, 1, [&](int64_t b, int64_t e) {
+  parallel_for(pr.bh * cstrips, task_grain(4 * cs * nq * d), [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
       const int64_t bh = t / cstrips, j0 = (t % cstrips) * cs, n = std::min(cs, nk - j0);
       // Rows before i_start cannot see column j0 (causal), so their P and dS there are zero.

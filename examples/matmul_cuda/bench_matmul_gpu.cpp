@@ -1,0 +1,213 @@
+// bench_matmul_gpu: the GPU matmul study's sweep. Times every CUDA variant (naive, tiled for each TILE,
+// register-tiled, cuBLAS, cuBLAS with TF32) on n x n float32 products, with CUDA events around
+// each kernel, after a warm-up, with the L2 cache flushed before every timed run; reports the
+// median, GFLOP/s and the percentage of cuBLAS (FP32) at the same n. Every variant's result is
+// checked against cuBLAS in every run; a wrong result fails the program.
+//
+//   bench_matmul_gpu [--sizes 256,1024] [--variants naive,tiled] [--tiles 8,16] [--json out.json]
+// (bench_matmul --device cuda runs the same variants through the shared matmul harness.)
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include <cxxopts.hpp>
+
+#include "ember.h"
+#include "framework/cuda/check.h"
+#include "framework/cuda/cuda.h"
+#include "examples/matmul_cuda/gpu_timing.h"
+#include "ops/matmul/cuda/gemm.h"
+
+using namespace ember;
+
+namespace {
+
+using gpu_bench::GpuVariant;
+
+struct Result {
+  int64_t n;
+  GpuVariant v;
+  double ms_median = 0, ms_min = 0;
+  int reps = 0;
+  double gflops = 0, pct_cublas = 0, max_rel_err = 0;
+  bool ok = true;
+};
+
+std::vector<int64_t> parse_ints(const std::string& s) {
+  std::vector<int64_t> out;
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t e = s.find(',', pos);
+    if (e == std::string::npos) e = s.size();
+    out.push_back(std::stoll(s.substr(pos, e - pos)));
+    pos = e + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t e = s.find(',', pos);
+    if (e == std::string::npos) e = s.size();
+    if (e > pos) out.push_back(s.substr(pos, e - pos));
+    pos = e + 1;
+  }
+  return out;
+}
+
+void progress(size_t done, size_t total, const std::string& what) {
+  const int width = 30;
+  int fill = int(width * double(done) / double(std::max<size_t>(total, 1)));
+  std::fprintf(stderr, "\r[%s%s] %zu/%zu %-28s", std::string(size_t(fill), '#').c_str(),
+               std::string(size_t(width - fill), ' ').c_str(), done, total, what.c_str());
+  if (done == total) std::fprintf(stderr, "\n");
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cxxopts::Options options("bench_matmul_gpu",
+                           "GPU matmul study: naive, shared-memory tiled (TILE sweep), register-tiled, cuBLAS and "
+                           "cuBLAS-TF32 on n x n float32 matrices; GFLOP/s and % of cuBLAS, CUDA-event timing.");
+  options.add_options()
+      ("device", "device to benchmark (only 'cuda' here; the CPU study is bench_matmul)", cxxopts::value<std::string>()->default_value("cuda"))
+      ("sizes", "comma-separated n", cxxopts::value<std::string>()->default_value("256,512,1024,2048,4096,8192"))
+      ("variants", "comma-separated: naive, tiled, register_tiled, register_tiled_db (double-buffered), cublas, cublas_tf32", cxxopts::value<std::string>()->default_value(gpu_bench::kAllGpuVariants))
+      ("tiles", "TILE values swept for tiled (4, 8, 16, 32)", cxxopts::value<std::string>()->default_value("4,8,16,32"))
+      ("warmup", "untimed runs per point", cxxopts::value<int>()->default_value("2"))
+      ("reps", "timed runs per point (the median is reported)", cxxopts::value<int>()->default_value("10"))
+      ("max-seconds", "cap on timed seconds per point: fewer reps (at least 3) for slow points", cxxopts::value<double>()->default_value("3"))
+      ("no-flush", "do not flush the L2 cache before each timed run")
+      ("seed", "seed of the random inputs", cxxopts::value<uint64_t>()->default_value("1"))
+      ("json", "write the results as JSON to this path", cxxopts::value<std::string>())
+      ("h,help", "show this help");
+  cxxopts::ParseResult args;
+  try {
+    args = options.parse(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "bench_matmul_gpu: " << e.what() << "\n" << options.help() << "\n";
+    return 2;
+  }
+  if (args.count("help")) {
+    std::cout << options.help() << "\n";
+    return 0;
+  }
+  try {
+    if (args["device"].as<std::string>() != "cuda") {
+      std::cerr << "bench_matmul_gpu measures the GPU; for --device cpu run bench_matmul\n";
+      return 2;
+    }
+    if (!cuda_available()) {
+      std::cerr << "bench_matmul_gpu: no GPU usable here (" << cuda::unavailable_reason() << "); nothing measured\n";
+      return 3;
+    }
+    std::vector<int64_t> sizes = parse_ints(args["sizes"].as<std::string>());
+    std::vector<int64_t> tiles = parse_ints(args["tiles"].as<std::string>());
+    std::vector<int> tile_list;
+    for (int64_t t : tiles) tile_list.push_back(int(t));
+    std::vector<GpuVariant> variants = gpu_bench::parse_gpu_variants(split(args["variants"].as<std::string>()), tile_list);
+    int warmup = args["warmup"].as<int>(), reps = args["reps"].as<int>();
+    double max_seconds = args["max-seconds"].as<double>();
+    bool flush = !args.count("no-flush");
+    uint64_t seed = args["seed"].as<uint64_t>();
+    EMBER_CHECK(reps >= 1 && warmup >= 0, "bench_matmul_gpu: --reps must be >= 1 and --warmup >= 0");
+
+    std::string gpu = cuda::device_name();
+    int64_t l2 = cuda::l2_cache_bytes();
+    gpu_bench::L2Flusher flusher;
+    gpu_bench::GpuTiming timing;
+    timing.warmup = warmup, timing.reps = reps, timing.min_reps = std::min(3, reps), timing.max_seconds = max_seconds;
+    timing.flush_l2 = flush;
+    std::cout << "GPU: " << gpu << " (L2 " << l2 / (1 << 20) << " MiB); float32, C = A B, n x n; median of up to "
+              << reps << " runs after " << warmup << " warm-up" << (flush ? ", L2 flushed before each run" : "") << "\n\n";
+
+    std::vector<Result> results;
+    size_t total = sizes.size() * variants.size(), done = 0;
+    bool all_ok = true;
+    for (int64_t n : sizes) {
+      Tensor a = cuda::randn({n, n}, DType::Float32, seed), b = cuda::randn({n, n}, DType::Float32, seed + 1);
+      Tensor c = empty({n, n}, DType::Float32, Device::CUDA), ref = empty({n, n}, DType::Float32, Device::CUDA);
+      cuda::GemmView<float> g;
+      g.m = g.n = g.k = n;
+      g.a = a.data<float>(), g.a_rs = n, g.a_cs = 1;
+      g.b = b.data<float>(), g.b_rs = n, g.b_cs = 1;
+      g.c_rs = n;
+      g.c = ref.data<float>();
+      cuda::gemm(g, 1, MatmulImpl::Cublas);  // the reference every variant is checked against
+      double ref_scale = max(abs(ref)).to(Device::CPU).item();
+      double cublas_gflops = 0;
+      for (const GpuVariant& v : variants) {
+        progress(done, total, str("n=", n, " ", v.label));
+        g.c = c.data<float>();
+        EMBER_CUDA_CHECK(cudaMemset(c.data<float>(), 0xff, size_t(n * n) * 4));  // NaN: unwritten outputs fail the check
+        gpu_bench::GpuSamples times = gpu_bench::time_launch([&] { v.run(g); }, timing, flusher);
+        Result res{n, v};
+        res.ms_median = times.median_ms();
+        res.ms_min = times.min_ms();
+        res.reps = int(times.ms.size());
+        res.gflops = 2.0 * double(n) * double(n) * double(n) / (res.ms_median * 1e6);
+        double err = max(abs(c - ref)).to(Device::CPU).item();
+        res.max_rel_err = err / std::max(ref_scale, 1e-30);
+        // FP32 variants differ from cuBLAS only by summation order; TF32 rounds inputs to 10 bits.
+        double bound = v.impl == MatmulImpl::CublasTF32 ? 1e-2 : 1e-4;
+        res.ok = std::isfinite(res.max_rel_err) && res.max_rel_err <= bound;
+        all_ok = all_ok && res.ok;
+        if (v.impl == MatmulImpl::Cublas) cublas_gflops = res.gflops;
+        results.push_back(res);
+        progress(++done, total, str("n=", n, " ", v.label));
+      }
+      // Percentages against cuBLAS (FP32) at this n, measured in the same run.
+      if (cublas_gflops > 0)
+        for (Result& r : results)
+          if (r.n == n) r.pct_cublas = 100.0 * r.gflops / cublas_gflops;
+    }
+
+    std::printf("%6s  %-14s %10s %10s %9s %10s %4s  %s\n", "n", "variant", "ms", "GFLOP/s", "% cuBLAS", "rel.err", "reps",
+                "check");
+    for (const Result& r : results) {
+      std::string pct = r.pct_cublas > 0 ? str(std::round(r.pct_cublas * 10) / 10) : "-";
+      std::printf("%6lld  %-14s %10.3f %10.1f %9s %10.2e %4d  %s\n", (long long)r.n, r.v.label.c_str(), r.ms_median,
+                  r.gflops, pct.c_str(), r.max_rel_err, r.reps, r.ok ? "ok" : "WRONG");
+    }
+
+    if (args.count("json")) {
+      nlohmann::json j;
+      j["program"] = "bench_matmul_gpu";
+      j["gpu"] = gpu;
+      j["l2_bytes"] = l2;
+      j["dtype"] = "float32";
+      j["settings"] = {{"warmup", warmup}, {"reps", reps}, {"max_seconds", max_seconds}, {"l2_flush", flush}, {"seed", seed}};
+      for (const Result& r : results)
+        j["results"].push_back({{"n", r.n},
+                                {"variant", name(r.v.impl)},
+                                {"tile", r.v.tile},
+                                {"label", r.v.label},
+                                {"ms_median", r.ms_median},
+                                {"ms_min", r.ms_min},
+                                {"reps", r.reps},
+                                {"gflops", r.gflops},
+                                {"pct_cublas", r.pct_cublas},
+                                {"max_rel_err_vs_cublas", r.max_rel_err},
+                                {"ok", r.ok}});
+      std::ofstream out(args["json"].as<std::string>());
+      EMBER_CHECK(out, "bench_matmul_gpu: cannot write ", args["json"].as<std::string>());
+      out << j.dump(2) << "\n";
+    }
+    if (!all_ok) {
+      std::cerr << "bench_matmul_gpu: a variant disagreed with cuBLAS (see the check column)\n";
+      return 1;
+    }
+  } catch (const Error& e) {
+    std::cerr << "bench_matmul_gpu: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

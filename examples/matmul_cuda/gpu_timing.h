@@ -1,0 +1,111 @@
+// Timing one GPU matmul variant fairly, shared by bench_matmul_gpu (the GPU study's sweep) and the
+// CUDA back-end of bench_matmul: CUDA events around each kernel alone (no host work inside), a
+// warm-up, the L2 cache flushed before every timed run (by writing a buffer twice its size, as
+// llm.c's dev/cuda benchmarks do), the median of the runs, fewer runs for slow points.
+#pragma once
+#include <algorithm>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "framework/cuda/check.h"
+#include "framework/cuda/cuda.h"
+#include "ops/matmul/cuda/gemm.h"
+
+namespace ember::gpu_bench {
+
+struct GpuTiming {
+  int warmup = 2;
+  int reps = 10;             // timed runs wanted
+  int min_reps = 3;          // ... at least
+  double max_seconds = 3.0;  // stop after min_reps once the next run would pass this
+  bool flush_l2 = true;
+};
+
+struct GpuSamples {
+  std::vector<double> ms;
+  double median_ms() const {
+    std::vector<double> v = ms;
+    std::sort(v.begin(), v.end());
+    size_t m = v.size() / 2;
+    return v.empty() ? 0 : v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+  }
+  double min_ms() const { return ms.empty() ? 0 : *std::min_element(ms.begin(), ms.end()); }
+};
+
+// A device buffer twice the L2's size; writing it evicts whatever the last run left in L2.
+class L2Flusher {
+ public:
+  L2Flusher() : buf_(empty({std::max<int64_t>(2 * cuda::l2_cache_bytes() / 4, 1)}, DType::Float32, Device::CUDA)) {}
+  void flush(int value) const {
+    EMBER_CUDA_CHECK(cudaMemsetAsync(buf_.raw_data(), value & 0xff, size_t(buf_.numel()) * 4, nullptr));
+  }
+
+ private:
+  Tensor buf_;
+};
+
+// Times run() (one kernel launch on the default stream).
+template <class Run>
+GpuSamples time_launch(Run&& run, const GpuTiming& opt, const L2Flusher& l2) {
+  for (int w = 0; w < opt.warmup; ++w) run();
+  cuda::Event start, stop;
+  GpuSamples s;
+  double spent = 0;
+  while (int(s.ms.size()) < opt.reps) {
+    if (opt.flush_l2) l2.flush(int(s.ms.size()));
+    start.record();
+    run();
+    stop.record();
+    stop.synchronize();
+    double ms = stop.elapsed_ms(start);
+    s.ms.push_back(ms);
+    spent += ms / 1000;
+    if (int(s.ms.size()) >= opt.min_reps && spent + ms / 1000 > opt.max_seconds) break;
+  }
+  return s;
+}
+
+// A GPU matmul variant as the benchmarks name it: a MatmulImpl (with TILE for tiled), or the
+// double-buffered register-tiled kernel, which only the benchmarks select.
+struct GpuVariant {
+  std::string label;  // "naive", "tiled(16)", "register_tiled_db", ...
+  MatmulImpl impl;
+  int tile = 0;
+  bool double_buffered = false;
+
+  template <class T>
+  void run(const cuda::GemmView<T>& g) const {
+    if constexpr (std::is_same_v<T, float>) {
+      if (double_buffered) return cuda::launch_register_tiled(g, 1, true);
+    }
+    cuda::gemm(g, 1, impl, tile);
+  }
+  bool float32_only() const { return impl == MatmulImpl::RegisterTiled || impl == MatmulImpl::CublasTF32; }
+};
+
+// "naive,tiled,register_tiled,register_tiled_db,cublas,cublas_tf32" -> variants, "tiled" swept
+// over `tiles`. Throws ember::Error for a name that is not a CUDA variant.
+inline std::vector<GpuVariant> parse_gpu_variants(const std::vector<std::string>& names, const std::vector<int>& tiles) {
+  std::vector<GpuVariant> out;
+  for (const std::string& v : names) {
+    if (v == "register_tiled_db") {
+      out.push_back({v, MatmulImpl::RegisterTiled, 0, true});
+      continue;
+    }
+    MatmulImpl impl = parse_matmul_impl(v);
+    if (impl == MatmulImpl::Tiled)
+      for (int t : tiles) out.push_back({str("tiled(", t, ")"), impl, t});
+    else if (impl == MatmulImpl::Naive || impl == MatmulImpl::RegisterTiled || impl == MatmulImpl::Cublas ||
+             impl == MatmulImpl::CublasTF32)
+      out.push_back({v, impl});
+    else
+      throw Error(str("'", v, "' is not a CUDA matmul variant (expected naive, tiled, register_tiled, ",
+                      "register_tiled_db, cublas or cublas_tf32)"));
+  }
+  return out;
+}
+
+inline const char* kAllGpuVariants = "naive,tiled,register_tiled,register_tiled_db,cublas,cublas_tf32";
+
+}  // namespace ember::gpu_bench

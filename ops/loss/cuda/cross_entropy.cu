@@ -1,0 +1,73 @@
+// CUDA cross-entropy with the CPU kernel's contract (ops/loss/cross_entropy.cpp): logits (..., C)
+// any strides, int64 targets (...) on the GPU, each checked to lie in [0, C); the mean loss as a
+// 0-d tensor of the logits' dtype. One block per row computes log-sum-exp - logits[target] in
+// double; the row losses are then summed by the deterministic block reduction of sum().
+#include "framework/cuda/indexing.cuh"
+#include "ops/softmax/cuda/max_sum.cuh"
+
+namespace ember::cuda {
+
+Tensor sum_dim(const Tensor& x, int64_t outer, int64_t r, int64_t inner);  // ops/reduce/cuda/reduce.cu
+
+namespace {
+
+constexpr int kRowThreads = 256;
+
+template <class T>
+__global__ void row_losses(const T* logits, const int64_t* targets, double* loss, int64_t classes,
+                           unsigned long long* bad) {
+  __shared__ DeviceMaxSum<T> part[kRowThreads];
+  const T* row = logits + blockIdx.x * classes;
+  DeviceMaxSum<T> ms = DeviceMaxSum<T>::empty();
+  for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) ms.add(row[k]);
+  part[threadIdx.x] = ms;
+  __syncthreads();
+  block_merge(part);
+  if (threadIdx.x == 0) {
+    int64_t t = targets[blockIdx.x];
+    if (t < 0 || t >= classes) {
+      BadIndex::report(bad, blockIdx.x);
+      loss[blockIdx.x] = 0;
+      return;
+    }
+    loss[blockIdx.x] = double(part[0].log_sum_exp()) - double(row[t]);
+  }
+}
+
+// The mean, divided in double before rounding to the logits' type (as the CPU kernel does).
+template <class T>
+__global__ void mean_of(const double* total, T* out, int64_t rows) {
+  out[0] = T(total[0] / double(rows));
+}
+
+}  // namespace
+
+Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets_in) {
+  EMBER_CHECK(logits_in.device() == Device::CUDA && targets_in.device() == Device::CUDA,
+              "cross_entropy: expected logits and targets on cuda");
+  Tensor logits = logits_in.contiguous(), targets = targets_in.contiguous();
+  int64_t classes = logits.size(-1), rows = targets.numel();
+  EMBER_CHECK(rows < (int64_t(1) << 31), "cross_entropy: too many rows for one launch (", rows, ")");
+  Tensor loss = empty({rows}, DType::Float64, Device::CUDA);
+  BadIndex bad;
+  EMBER_DISPATCH_FLOAT(logits.dtype(), "cross_entropy", [&] {
+    row_losses<scalar_t><<<unsigned(rows), kRowThreads>>>(logits.data<scalar_t>(), targets.data<int64_t>(),
+                                                           loss.data<double>(), classes, bad.ptr());
+  });
+  EMBER_CUDA_CHECK_LAUNCH();
+  int64_t i = bad.first();
+  if (i >= 0) {
+    int64_t t = int64_t(targets.reshape({rows}).slice(0, i, i + 1).to(Device::CPU).item());
+    throw Error(str("cross_entropy: target ", t, " at flat index ", i, " is out of range for ", classes,
+                    " classes (expected 0 to ", classes - 1, ")"));
+  }
+  Tensor total = sum_dim(loss, 1, rows, 1);  // summed in a fixed order, in double
+  Tensor out = empty({}, logits.dtype(), Device::CUDA);
+  EMBER_DISPATCH_FLOAT(logits.dtype(), "cross_entropy", [&] {
+    mean_of<scalar_t><<<1, 1>>>(total.data<double>(), out.data<scalar_t>(), rows);
+  });
+  EMBER_CUDA_CHECK_LAUNCH();
+  return out;
+}
+
+}  // namespace ember::cuda

@@ -1,0 +1,141 @@
+// CUDA reductions over the middle dim of a contiguous (outer, r, inner) view: sums, and max with
+// its index. The result is contiguous (outer, inner).
+//
+// inner == 1 (row reductions, e.g. over the last dim): one block per row, threads stride the row
+// (coalesced), then a shared-memory tree combines the partials. inner > 1 (column reductions):
+// one thread per (outer, inner) output walks r, and neighbouring threads read neighbouring columns,
+// so the loads coalesce without any shared memory. Float sums accumulate in double as on the CPU.
+#include <type_traits>
+
+#include "framework/cuda/indexing.cuh"
+#include "framework/tensor.h"
+
+namespace ember::cuda {
+namespace {
+
+template <class T>
+using acc_t = std::conditional_t<std::is_same_v<T, float>, double, T>;
+
+constexpr int kRowThreads = 256;
+
+template <class T>
+__global__ void sum_rows(const T* x, T* o, int64_t r) {
+  __shared__ acc_t<T> part[kRowThreads];
+  const T* row = x + blockIdx.x * r;
+  acc_t<T> acc = 0;
+  for (int64_t k = threadIdx.x; k < r; k += blockDim.x) acc += row[k];
+  part[threadIdx.x] = acc;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (int(threadIdx.x) < s) part[threadIdx.x] += part[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) o[blockIdx.x] = T(part[0]);
+}
+
+template <class T>
+__global__ void sum_cols(const T* x, T* o, int64_t outer, int64_t r, int64_t inner) {
+  int64_t n = outer * inner;
+  for (int64_t p = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; p < n; p += int64_t(gridDim.x) * blockDim.x) {
+    int64_t oi = p / inner, j = p % inner;
+    const T* base = x + oi * r * inner + j;
+    acc_t<T> acc = 0;
+    for (int64_t k = 0; k < r; ++k) acc += base[k * inner];
+    o[p] = T(acc);
+  }
+}
+
+// "a beats b" for max: larger, or NaN (NaN propagates), ties to the lower index as on the CPU.
+template <class T>
+__device__ bool beats(T av, int64_t ai, T bv, int64_t bi) {
+  if (av != av) return bv == bv || ai < bi;  // a is NaN: wins unless b is an earlier NaN
+  if (bv != bv) return false;
+  return av > bv || (av == bv && ai < bi);
+}
+
+template <class T>
+__global__ void max_rows(const T* x, T* vals, int64_t* idx, int64_t r) {
+  __shared__ T pv[kRowThreads];
+  __shared__ int64_t pi[kRowThreads];
+  const T* row = x + blockIdx.x * r;
+  T best = row[0];
+  int64_t bi = 0;
+  for (int64_t k = threadIdx.x; k < r; k += blockDim.x)
+    if (beats(row[k], k, best, bi)) {
+      best = row[k];
+      bi = k;
+    }
+  pv[threadIdx.x] = best;
+  pi[threadIdx.x] = bi;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (int(threadIdx.x) < s && beats(pv[threadIdx.x + s], pi[threadIdx.x + s], pv[threadIdx.x], pi[threadIdx.x])) {
+      pv[threadIdx.x] = pv[threadIdx.x + s];
+      pi[threadIdx.x] = pi[threadIdx.x + s];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    if (vals) vals[blockIdx.x] = pv[0];
+    if (idx) idx[blockIdx.x] = pi[0];
+  }
+}
+
+template <class T>
+__global__ void max_cols(const T* x, T* vals, int64_t* idx, int64_t outer, int64_t r, int64_t inner) {
+  int64_t n = outer * inner;
+  for (int64_t p = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; p < n; p += int64_t(gridDim.x) * blockDim.x) {
+    int64_t oi = p / inner, j = p % inner;
+    const T* base = x + oi * r * inner + j;
+    T best = base[0];
+    int64_t bi = 0;
+    for (int64_t k = 1; k < r; ++k)
+      if (beats(base[k * inner], k, best, bi)) {
+        best = base[k * inner];
+        bi = k;
+      }
+    if (vals) vals[p] = best;
+    if (idx) idx[p] = bi;
+  }
+}
+
+void check_input(const Tensor& x, const char* op) {
+  EMBER_CHECK(x.device() == Device::CUDA && x.is_contiguous(), op, ": expected a contiguous CUDA tensor");
+}
+
+}  // namespace
+
+Tensor sum_dim(const Tensor& x, int64_t outer, int64_t r, int64_t inner) {
+  check_input(x, "sum");
+  Tensor out = empty({outer, inner}, x.dtype(), Device::CUDA);
+  if (out.numel() == 0) return out;
+  if (r == 0) return out.zero_();
+  EMBER_DISPATCH_ALL(x.dtype(), "sum", [&] {
+    const scalar_t* in = x.data<scalar_t>();
+    scalar_t* o = out.data<scalar_t>();
+    // A grid dimension holds at most 2^31 - 1 blocks; beyond that the column kernel's grid-stride loop serves.
+    if (inner == 1 && outer < (int64_t(1) << 31)) sum_rows<scalar_t><<<unsigned(outer), kRowThreads>>>(in, o, r);
+    else sum_cols<scalar_t><<<blocks_for(outer * inner), kThreads>>>(in, o, outer, r, inner);
+  });
+  EMBER_CUDA_CHECK_LAUNCH();
+  return out;
+}
+
+// Values (want_index false) or int64 indices (want_index true) of the max over r.
+Tensor max_dim(const Tensor& x, int64_t outer, int64_t r, int64_t inner, bool want_index) {
+  check_input(x, "max");
+  EMBER_CHECK(r > 0, "max: cannot take the max over an empty dimension");
+  Tensor out = empty({outer, inner}, want_index ? DType::Int64 : x.dtype(), Device::CUDA);
+  if (out.numel() == 0) return out;
+  EMBER_DISPATCH_ALL(x.dtype(), "max", [&] {
+    const scalar_t* in = x.data<scalar_t>();
+    scalar_t* v = want_index ? nullptr : out.data<scalar_t>();
+    int64_t* ix = want_index ? out.data<int64_t>() : nullptr;
+    if (inner == 1 && outer < (int64_t(1) << 31)) max_rows<scalar_t><<<unsigned(outer), kRowThreads>>>(in, v, ix, r);
+    else max_cols<scalar_t><<<blocks_for(outer * inner), kThreads>>>(in, v, ix, outer, r, inner);
+  });
+  EMBER_CUDA_CHECK_LAUNCH();
+  return out;
+}
+
+}  // namespace ember::cuda

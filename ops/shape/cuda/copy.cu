@@ -1,0 +1,62 @@
+// dst[...] = src[...] between any two CUDA views of one shape and dtype (contiguous(), clone(),
+// copy_ into a slice): contiguous pairs are one cudaMemcpy, the rest one strided kernel; and
+// fill, which Tensor::fill_ and full() use for CUDA tensors.
+#include "framework/cuda/indexing.cuh"
+#include "framework/tensor.h"
+
+namespace ember::cuda {
+namespace {
+
+template <class T>
+__global__ void copy_kernel(T* dst, const T* src, int64_t n, OffsetCalc<2> calc) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t off[2];
+    calc.offsets(i, off);
+    dst[off[0]] = src[off[1]];
+  }
+}
+
+template <class T>
+__global__ void fill_kernel(T* dst, T value, int64_t n, OffsetCalc<1> calc) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t off[1];
+    calc.offsets(i, off);
+    dst[off[0]] = value;
+  }
+}
+
+}  // namespace
+
+// dst[...] = value through any view, on the GPU: scalars and constant tensors (x * 2.0, zeros)
+// need no host buffer and no synchronous copy.
+void fill(const Tensor& dst, double value) {
+  EMBER_CHECK(dst.device() == Device::CUDA, "fill_: expected a CUDA tensor");
+  int64_t n = dst.numel();
+  if (n == 0) return;
+  auto calc = make_offset_calc<1>(dst.shape(), {dst.strides()}, {dst.offset()}, "fill_");
+  EMBER_DISPATCH_ALL(dst.dtype(), "fill_", [&] {
+    fill_kernel<scalar_t><<<blocks_for(n), kThreads>>>(static_cast<scalar_t*>(dst.impl()->storage->data()),
+                                                       scalar_t(value), n, calc);
+  });
+  EMBER_CUDA_CHECK_LAUNCH();
+}
+
+void copy_strided(const Tensor& dst, const Tensor& src) {
+  EMBER_CHECK(dst.device() == Device::CUDA && src.device() == Device::CUDA, "copy: expected CUDA tensors, got ",
+              dst.device(), " and ", src.device());
+  int64_t n = src.numel();
+  if (n == 0) return;
+  if (dst.is_contiguous() && src.is_contiguous()) {
+    EMBER_CUDA_CHECK(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), size_t(n) * itemsize(src.dtype()),
+                                     cudaMemcpyDeviceToDevice, nullptr));
+    return;
+  }
+  auto calc = make_offset_calc<2>(src.shape(), {dst.strides(), src.strides()}, {dst.offset(), src.offset()}, "copy");
+  EMBER_DISPATCH_ALL(src.dtype(), "copy", [&] {
+    copy_kernel<scalar_t><<<blocks_for(n), kThreads>>>(static_cast<scalar_t*>(dst.impl()->storage->data()),
+                                                       static_cast<const scalar_t*>(src.impl()->storage->data()), n, calc);
+  });
+  EMBER_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace ember::cuda

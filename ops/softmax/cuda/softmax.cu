@@ -1,0 +1,85 @@
+// CUDA kernels of softmax, log_softmax and logsumexp along one dim, with the CPU kernels'
+// contract (ops/softmax/softmax.cpp): any input strides, a contiguous result; logsumexp keeps
+// the dim with size 1. The input is made contiguous and seen as (outer, r, inner):
+// inner == 1 (the usual last dim): one block per row, threads stride the row and merge their
+// running max/sum in shared memory, then write the row; inner > 1: one thread per column,
+// neighbouring threads on neighbouring columns (coalesced).
+#include "framework/cuda/indexing.cuh"
+#include "ops/softmax/cuda/max_sum.cuh"
+
+namespace ember::cuda {
+namespace {
+
+enum class Kind { Softmax, LogSoftmax, LogSumExp };
+constexpr int kRowThreads = 256;
+
+template <class T>
+__device__ T finish(Kind kind, T v, const DeviceMaxSum<T>& ms) {
+  using acc_t = typename DeviceMaxSum<T>::acc_t;
+  if (kind == Kind::Softmax) return T(exp(acc_t(v) - acc_t(ms.max)) / ms.sum);
+  return T(acc_t(v) - ms.log_sum_exp());
+}
+
+template <class T>
+__global__ void softmax_rows(const T* x, T* out, int64_t r, Kind kind) {
+  __shared__ DeviceMaxSum<T> part[kRowThreads];
+  const T* row = x + blockIdx.x * r;
+  DeviceMaxSum<T> ms = DeviceMaxSum<T>::empty();
+  for (int64_t k = threadIdx.x; k < r; k += blockDim.x) ms.add(row[k]);
+  part[threadIdx.x] = ms;
+  __syncthreads();
+  block_merge(part);
+  ms = part[0];
+  if (kind == Kind::LogSumExp) {
+    if (threadIdx.x == 0) out[blockIdx.x] = T(ms.log_sum_exp());
+    return;
+  }
+  T* dst = out + blockIdx.x * r;
+  for (int64_t k = threadIdx.x; k < r; k += blockDim.x) dst[k] = finish(kind, row[k], ms);
+}
+
+template <class T>
+__global__ void softmax_cols(const T* x, T* out, int64_t outer, int64_t r, int64_t inner, Kind kind) {
+  int64_t n = outer * inner;
+  for (int64_t p = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; p < n; p += int64_t(gridDim.x) * blockDim.x) {
+    int64_t o = p / inner, j = p % inner;
+    const T* base = x + o * r * inner + j;
+    DeviceMaxSum<T> ms = DeviceMaxSum<T>::empty();
+    for (int64_t k = 0; k < r; ++k) ms.add(base[k * inner]);
+    if (kind == Kind::LogSumExp) {
+      out[p] = T(ms.log_sum_exp());
+      continue;
+    }
+    T* dst = out + o * r * inner + j;
+    for (int64_t k = 0; k < r; ++k) dst[k * inner] = finish(kind, base[k * inner], ms);
+  }
+}
+
+Tensor run(const Tensor& x_in, int64_t dim, Kind kind, const char* op) {
+  EMBER_CHECK(x_in.device() == Device::CUDA, op, ": expected a CUDA tensor");
+  Tensor x = x_in.contiguous();
+  const Shape& s = x.shape();
+  int64_t outer = 1, r = x.dim() ? s[size_t(dim)] : 1, inner = 1;
+  for (int64_t i = 0; i < dim; ++i) outer *= s[size_t(i)];
+  for (int64_t i = dim + 1; i < x.dim(); ++i) inner *= s[size_t(i)];
+  Shape os = s;
+  if (kind == Kind::LogSumExp && x.dim()) os[size_t(dim)] = 1;
+  Tensor out = empty(os, x.dtype(), Device::CUDA);
+  if (out.numel() == 0 || r == 0) return kind == Kind::LogSumExp ? full(os, -INFINITY, x.dtype(), Device::CUDA) : out;
+  EMBER_DISPATCH_FLOAT(x.dtype(), op, [&] {
+    const scalar_t* in = x.data<scalar_t>();
+    scalar_t* o = out.data<scalar_t>();
+    if (inner == 1 && outer < (int64_t(1) << 31)) softmax_rows<scalar_t><<<unsigned(outer), kRowThreads>>>(in, o, r, kind);
+    else softmax_cols<scalar_t><<<blocks_for(outer * inner), kThreads>>>(in, o, outer, r, inner, kind);
+  });
+  EMBER_CUDA_CHECK_LAUNCH();
+  return out;
+}
+
+}  // namespace
+
+Tensor softmax(const Tensor& x, int64_t dim) { return run(x, dim, Kind::Softmax, "softmax"); }
+Tensor log_softmax(const Tensor& x, int64_t dim) { return run(x, dim, Kind::LogSoftmax, "log_softmax"); }
+Tensor logsumexp(const Tensor& x, int64_t dim) { return run(x, dim, Kind::LogSumExp, "logsumexp"); }
+
+}  // namespace ember::cuda

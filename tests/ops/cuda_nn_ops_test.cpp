@@ -1,0 +1,96 @@
+// The CUDA kernels of softmax, log_softmax, logsumexp, layer_norm, cross_entropy, embedding and
+// dropout against the CPU kernels (themselves checked against float64 references in their own
+// tests), forward and backward. Skipped without a GPU.
+#include "test_util.h"
+#include "cuda_test_util.h"
+
+#include "ops/dropout/dropout.h"
+#include "ops/embedding/embedding.h"
+#include "ops/loss/cross_entropy.h"
+#include "ops/norm/layer_norm.h"
+#include "ops/softmax/softmax.h"
+
+using namespace ember;
+using namespace ember::testing;
+
+namespace {
+Tensor gpu(const Tensor& t) { return t.to(Device::CUDA); }
+Tensor cpu(const Tensor& t) { return t.to(Device::CPU); }
+}  // namespace
+
+TEST(CudaNnOps, SoftmaxFamilyMatchesCpu) {
+  EMBER_SKIP_WITHOUT_GPU();
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    double tol = dt == DType::Float32 ? 1e-6 : 1e-13;
+    for (const Tensor& x64 : {random({4, 7, 33}, 1), random({33, 7, 4}, 2).permute({2, 1, 0}), random({3, 1000}, 3) * 30.0}) {
+      Tensor x = x64.to(dt);
+      for (int64_t d = 0; d < x.dim(); ++d) {
+        EXPECT_TRUE(all_close(cpu(softmax(gpu(x), d)), softmax(x, d), tol, tol)) << dt << " dim " << d;
+        EXPECT_TRUE(all_close(cpu(log_softmax(gpu(x), d)), log_softmax(x, d), tol, tol)) << dt << " dim " << d;
+        EXPECT_TRUE(all_close(cpu(logsumexp(gpu(x), d)), logsumexp(x, d), tol, tol)) << dt << " dim " << d;
+        EXPECT_TRUE(all_close(cpu(logsumexp(gpu(x), d, true)), logsumexp(x, d, true), tol, tol));
+      }
+    }
+  }
+  Tensor inf_row = from_vector(std::vector<double>{-INFINITY, 0.0, -INFINITY, 1.0}, {2, 2});  // -inf terms vanish
+  EXPECT_TRUE(all_close(cpu(softmax(gpu(inf_row), 1)), softmax(inf_row, 1), 1e-15, 1e-15));
+  auto f = [](const Tensor& x) { return sum(softmax(x, 1) * log_softmax(x, 0)); };
+  Tensor x = random({5, 6}, 4);
+  EXPECT_TRUE(all_close(cpu(grad(f)(gpu(x))), grad(f)(x), 1e-12, 1e-10));
+}
+
+TEST(CudaNnOps, LayerNormMatchesCpu) {
+  EMBER_SKIP_WITHOUT_GPU();
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    double tol = dt == DType::Float32 ? 1e-5 : 1e-12;
+    Tensor x = (random({6, 5, 300}, 5) + 1000.0).to(dt);  // a large mean: no cancellation allowed
+    Tensor w = random({300}, 6).to(dt), b = random({300}, 7).to(dt);
+    EXPECT_TRUE(all_close(cpu(layer_norm(gpu(x), gpu(w), gpu(b))), layer_norm(x, w, b), tol, tol));
+    EXPECT_TRUE(all_close(cpu(layer_norm(gpu(x), Tensor(), Tensor(), 1e-3)), layer_norm(x, Tensor(), Tensor(), 1e-3), tol, tol));
+    Tensor xt = random({300, 4}, 8).to(dt).t();  // rows strided in memory
+    EXPECT_TRUE(all_close(cpu(layer_norm(gpu(xt), gpu(w), Tensor())), layer_norm(xt, w, Tensor()), tol, tol));
+  }
+  auto f = [](const std::vector<Tensor>& v) { return sum(square(layer_norm(v[0], v[1], v[2])) * v[0]); };
+  std::vector<Tensor> xs = {random({4, 9}, 9), random({9}, 10), random({9}, 11)}, xg;
+  for (auto& t : xs) xg.push_back(gpu(t));
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(all_close(cpu(grad(f, i)(xg)), grad(f, i)(xs), 1e-11, 1e-9)) << "input " << i;
+}
+
+TEST(CudaNnOps, CrossEntropyMatchesCpuAndChecksTargets) {
+  EMBER_SKIP_WITHOUT_GPU();
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    double tol = dt == DType::Float32 ? 1e-6 : 1e-13;
+    Tensor logits = (random({2, 37, 11}, 12) * 5.0).to(dt);
+    Tensor targets = randint({2, 37}, 0, 11);
+    EXPECT_TRUE(all_close(cpu(cross_entropy(gpu(logits), gpu(targets))), cross_entropy(logits, targets), tol, tol));
+  }
+  Tensor logits = random({8, 5}, 13), targets = randint({8}, 0, 5);
+  auto f = [&](const Tensor& l) { return cross_entropy(l, l.device() == Device::CPU ? targets : gpu(targets)); };
+  EXPECT_TRUE(all_close(cpu(grad(f)(gpu(logits))), grad(f)(logits), 1e-13, 1e-11));
+  Tensor bad = from_vector(std::vector<int64_t>{0, 1, 5, 2, 0, 1, 2, 3});
+  EXPECT_EMBER_ERROR(cross_entropy(gpu(logits), gpu(bad)), "target 5 at flat index 2");
+}
+
+TEST(CudaNnOps, EmbeddingMatchesCpuAndChecksIds) {
+  EMBER_SKIP_WITHOUT_GPU();
+  Tensor w = random({10, 6}, 14), ids = from_vector(std::vector<int64_t>{3, 0, 9, 3, 3, 7}, {2, 3});
+  EXPECT_TRUE(all_close(cpu(embedding(gpu(w), gpu(ids))), embedding(w, ids), 0, 0));
+  EXPECT_TRUE(all_close(cpu(embedding(gpu(w).t().t(), gpu(ids))), embedding(w, ids), 0, 0));
+  Tensor wt = random({6, 10}, 15).t();  // a transposed table
+  EXPECT_TRUE(all_close(cpu(embedding(gpu(wt), gpu(ids))), embedding(wt, ids), 0, 0));
+  auto f = [&](const Tensor& t) { return sum(square(embedding(t, t.device() == Device::CPU ? ids : gpu(ids)))); };
+  EXPECT_TRUE(all_close(cpu(grad(f)(gpu(w))), grad(f)(w), 1e-13, 1e-12));  // repeated ids add up
+  Tensor bad = from_vector(std::vector<int64_t>{1, -1, 2});
+  EXPECT_EMBER_ERROR(embedding(gpu(w), gpu(bad)), "id -1 at flat index 1");
+}
+
+TEST(CudaNnOps, DropoutDropsTheSameElementsAsTheCpu) {
+  EMBER_SKIP_WITHOUT_GPU();
+  Tensor x = random({7, 129}, 16);
+  Generator g1(99), g2(99);
+  Tensor on_cpu = dropout(x, 0.3, true, &g1), on_gpu = dropout(gpu(x), 0.3, true, &g2);
+  EXPECT_TRUE(all_close(cpu(on_gpu), on_cpu, 1e-15, 1e-15));
+  Generator g3(5), g4(5);
+  auto f = [](Generator* g) { return [g](const Tensor& t) { return sum(dropout(t, 0.5, true, g) * t); }; };
+  EXPECT_TRUE(all_close(cpu(grad(f(&g3))(gpu(x))), grad(f(&g4))(x), 1e-13, 1e-13));
+}

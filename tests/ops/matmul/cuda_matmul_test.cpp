@@ -1,0 +1,114 @@
+// The CUDA matmul variants on a GPU: the real kernels on the same awkward problems the CPU block
+// emulator runs (cuda_emulator_test.cpp), and matmul() on CUDA tensors (views, batches, errors).
+// Skipped without a GPU.
+#include "test_util.h"
+#include "cuda_test_util.h"
+#include "tests/ops/matmul/gemm_cases.h"
+#ifdef EMBER_HAS_CUDA
+#include "ops/matmul/cuda/gemm.h"
+#endif
+
+using namespace ember;
+using namespace ember::testing;
+
+#ifdef EMBER_HAS_CUDA
+namespace {
+
+template <class T>
+Tensor to_gpu(const std::vector<T>& v) {
+  return from_vector(v).to(Device::CUDA);
+}
+
+// Runs one variant on the GPU over a case's operands and checks the result like the emulator.
+template <class T, class Launch>
+::testing::AssertionResult run_kernel_on_gpu(const GemmCase& c, Launch launch, double eps = 0) {
+  HostGemm<T> h(c);
+  Tensor a = to_gpu(h.a), b = to_gpu(h.b), out = to_gpu(h.c);
+  cuda::GemmView<T> g = h.view;
+  g.a = a.template data<T>(), g.b = b.template data<T>(), g.c = out.template data<T>();
+  launch(g);
+  return h.check(out.to(Device::CPU).template to_vector<T>(), eps);
+}
+
+template <class T>
+::testing::AssertionResult run_on_gpu(const GemmCase& c, MatmulImpl impl, int tile, double eps = 0) {
+  return run_kernel_on_gpu<T>(c, [&](const cuda::GemmView<T>& g) { cuda::gemm(g, c.batch, impl, tile); }, eps);
+}
+
+}  // namespace
+
+TEST(CudaMatmul, StudyKernelsMatchFloat64Reference) {
+  EMBER_SKIP_WITHOUT_GPU();
+  for (const GemmCase& c : awkward_gemm_cases()) {
+    EXPECT_TRUE(run_on_gpu<float>(c, MatmulImpl::Naive, 0));
+    EXPECT_TRUE(run_on_gpu<double>(c, MatmulImpl::Naive, 0));
+    for (int tile : {4, 8, 16, 32}) {
+      EXPECT_TRUE(run_on_gpu<float>(c, MatmulImpl::Tiled, tile)) << "TILE " << tile;
+      EXPECT_TRUE(run_on_gpu<double>(c, MatmulImpl::Tiled, tile)) << "TILE " << tile;
+    }
+    EXPECT_TRUE(run_on_gpu<float>(c, MatmulImpl::RegisterTiled, 0));
+    EXPECT_TRUE(run_kernel_on_gpu<float>(
+        c, [&](const cuda::GemmView<float>& g) { cuda::launch_register_tiled(g, c.batch, /*double_buffered=*/true); }))
+        << "register_tiled_db";
+  }
+}
+
+TEST(CudaMatmul, CublasVariantsMatchFloat64Reference) {
+  EMBER_SKIP_WITHOUT_GPU();
+  for (const GemmCase& c : awkward_gemm_cases()) {
+    EXPECT_TRUE(run_on_gpu<float>(c, MatmulImpl::Cublas, 0));
+    EXPECT_TRUE(run_on_gpu<double>(c, MatmulImpl::Cublas, 0));
+    EXPECT_TRUE(run_on_gpu<float>(c, MatmulImpl::CublasTF32, 0, /*TF32 rounding*/ 1.0 / 1024));
+  }
+}
+
+TEST(CudaMatmul, OpMatchesCpuForEveryVariantAndLayout) {
+  EMBER_SKIP_WITHOUT_GPU();
+  struct Pair {
+    Tensor a, b;
+  };
+  std::vector<Pair> pairs = {
+      {random({33, 17}, 1), random({17, 65}, 2)},
+      {random({17, 33}, 3).t(), random({65, 17}, 4).t()},           // both transposed views
+      {random({3, 1, 7, 9}, 5), random({4, 9, 5}, 6)},              // broadcast batch dims
+      {random({2, 5, 8}, 7).slice(2, 1, 8, 2), random({4, 6}, 8)},  // strided columns
+      {random({127}, 9), random({127, 3}, 10)},                     // 1-d operand
+      {random({3, 4, 5, 6}, 11).permute({1, 0, 2, 3}), random({4, 3, 6, 2}, 12)},  // batch offsets not one progression
+  };
+  std::vector<std::pair<MatmulImpl, int>> variants = {{MatmulImpl::Auto, 16},        {MatmulImpl::Naive, 16},
+                                                      {MatmulImpl::Tiled, 4},        {MatmulImpl::Tiled, 32},
+                                                      {MatmulImpl::RegisterTiled, 16}, {MatmulImpl::Cublas, 16},
+                                                      {MatmulImpl::CublasTF32, 16}};
+  for (const Pair& p : pairs) {
+    Tensor ref = matmul(p.a, p.b);  // float64 on the CPU
+    for (auto [impl, tile] : variants) {
+      MatmulOptions o;
+      o.impl = impl, o.tile = tile;
+      double tol = impl == MatmulImpl::CublasTF32 ? 2e-2 : 1e-4;
+      Tensor a32 = p.a.to(DType::Float32).to(Device::CUDA), b32 = p.b.to(DType::Float32).to(Device::CUDA);
+      EXPECT_TRUE(all_close(matmul(a32, b32, o).to(Device::CPU), ref, tol, tol)) << name(impl) << " tile " << tile;
+      if (impl == MatmulImpl::RegisterTiled || impl == MatmulImpl::CublasTF32) continue;
+      Tensor got = matmul(p.a.to(Device::CUDA), p.b.to(Device::CUDA), o).to(Device::CPU);
+      EXPECT_TRUE(all_close(got, ref, 1e-12, 1e-12)) << name(impl) << " float64";
+    }
+  }
+}
+
+TEST(CudaMatmul, BadVariantsRaiseClearErrors) {
+  EMBER_SKIP_WITHOUT_GPU();
+  Tensor a = random({4, 4}, 1).to(Device::CUDA);
+  MatmulOptions o;
+  o.impl = MatmulImpl::Blocked;
+  EXPECT_EMBER_ERROR(matmul(a, a, o), "CPU-only");
+  o.impl = MatmulImpl::Tiled, o.tile = 5;
+  EXPECT_EMBER_ERROR(matmul(a, a, o), "tile must be 4, 8, 16 or 32");
+  o.impl = MatmulImpl::RegisterTiled;
+  EXPECT_EMBER_ERROR(matmul(a, a, o), "float32 only");
+  o.impl = MatmulImpl::CublasTF32;
+  EXPECT_EMBER_ERROR(matmul(a, a, o), "float32");
+  EXPECT_EMBER_ERROR(matmul(a, random({4, 4}, 2)), "device mismatch");
+}
+
+#else
+TEST(CudaMatmul, NeedsACudaBuild) { GTEST_SKIP() << "Ember was built without CUDA"; }
+#endif
