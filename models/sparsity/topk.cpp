@@ -1,0 +1,144 @@
+#include "models/sparsity/topk.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "framework/parallel.h"
+
+namespace ember::sparsity {
+
+namespace {
+
+// Rows of a float32 CPU tensor: (rows, n) as a contiguous copy when needed.
+Tensor as_rows(const Tensor& x, const char* op, int64_t* rows, int64_t* n) {
+  EMBER_CHECK(x.defined() && x.dim() >= 1, op, ": expected a tensor of shape (..., n), got ",
+              x.defined() ? to_string(x.shape()) : "an undefined tensor");
+  EMBER_CHECK(x.dtype() == DType::Float32, op, ": expected float32, got ", x.dtype());
+  check_cpu(x, op);
+  *n = x.size(-1);
+  *rows = *n ? x.numel() / *n : 0;
+  return x.detach().contiguous();
+}
+
+void check_k(const char* op, int64_t k, int64_t n) {
+  EMBER_CHECK(k >= 0 && k <= n, op, ": k = ", k, " is outside [0, ", n, "]");
+}
+
+}  // namespace
+
+int64_t k_for_fraction(double fraction, int64_t n) {
+  EMBER_CHECK(fraction > 0 && fraction <= 1, "k_for_fraction: fraction ", fraction, " is outside (0, 1]");
+  EMBER_CHECK(n > 0, "k_for_fraction: n must be positive, got ", n);
+  return std::clamp<int64_t>(int64_t(std::llround(fraction * double(n))), 1, n);
+}
+
+void topk_row(const float* v, int64_t n, int64_t k, bool by_magnitude, int64_t* out) {
+  check_k("topk_row", k, n);
+  if (k == 0) return;
+  std::vector<int64_t> idx(static_cast<size_t>(n));
+  std::iota(idx.begin(), idx.end(), int64_t(0));
+  auto key = [&](int64_t i) { return by_magnitude ? std::fabs(v[i]) : v[i]; };
+  for (int64_t i = 0; i < n; ++i)
+    EMBER_CHECK(!std::isnan(v[i]), "topk: entry ", i, " of a row of ", n, " is NaN; top-k needs comparable values");
+  // Larger value first, lower index on ties: a strict weak order, so the k chosen are well defined.
+  auto before = [&](int64_t a, int64_t b) {
+    float ka = key(a), kb = key(b);
+    return ka > kb || (ka == kb && a < b);
+  };
+  if (k < n) std::nth_element(idx.begin(), idx.begin() + (k - 1), idx.end(), before);
+  std::sort(idx.begin(), idx.begin() + k);
+  std::copy(idx.begin(), idx.begin() + k, out);
+}
+
+Tensor topk_indices(const Tensor& x, int64_t k, bool by_magnitude) {
+  int64_t rows, n;
+  Tensor c = as_rows(x, "topk_indices", &rows, &n);
+  check_k("topk_indices", k, n);
+  Shape shape = x.shape();
+  shape.back() = k;
+  Tensor out = empty(shape, DType::Int64);
+  const float* src = c.data<float>();
+  int64_t* dst = out.data<int64_t>();
+  parallel_for(rows, 16, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) topk_row(src + r * n, n, k, by_magnitude, dst + r * k);
+  });
+  return out;
+}
+
+Tensor topk_mask(const Tensor& x, int64_t k, bool by_magnitude) {
+  int64_t rows, n;
+  Tensor c = as_rows(x, "topk_mask", &rows, &n);
+  check_k("topk_mask", k, n);
+  Tensor out = zeros(x.shape(), DType::Float32);
+  const float* src = c.data<float>();
+  float* dst = out.data<float>();
+  parallel_for(rows, 16, [&](int64_t b, int64_t e) {
+    std::vector<int64_t> idx(static_cast<size_t>(k));
+    for (int64_t r = b; r < e; ++r) {
+      topk_row(src + r * n, n, k, by_magnitude, idx.data());
+      for (int64_t i : idx) dst[r * n + i] = 1.0f;
+    }
+  });
+  return out;
+}
+
+Tensor keep_topk(const Tensor& x, int64_t k, bool by_magnitude) {
+  Tensor m = topk_mask(x, k, by_magnitude);
+  Tensor c = x.detach().contiguous().clone();
+  float* p = c.data<float>();
+  const float* mp = m.data<float>();
+  for (int64_t i = 0; i < c.numel(); ++i) p[i] *= mp[i];
+  return c;
+}
+
+Tensor mask_from_indices(const Shape& shape, const std::vector<int64_t>& indices) {
+  EMBER_CHECK(!shape.empty() && shape.back() > 0, "mask_from_indices: shape ", to_string(shape),
+              " must be (..., n) with n > 0");
+  int64_t n = shape.back();
+  std::vector<char> seen(size_t(n), 0);
+  for (int64_t i : indices) {
+    EMBER_CHECK(i >= 0 && i < n, "mask_from_indices: index ", i, " is outside [0, ", n, ")");
+    EMBER_CHECK(!seen[size_t(i)], "mask_from_indices: index ", i, " appears twice");
+    seen[size_t(i)] = 1;
+  }
+  Tensor out = zeros(shape, DType::Float32);
+  float* p = out.data<float>();
+  int64_t rows = out.numel() / n;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i : indices) p[r * n + i] = 1.0f;
+  return out;
+}
+
+Tensor random_mask(const Shape& shape, int64_t k, Generator& gen) {
+  EMBER_CHECK(!shape.empty() && shape.back() > 0, "random_mask: shape ", to_string(shape), " must be (..., n) with n > 0");
+  int64_t n = shape.back();
+  check_k("random_mask", k, n);
+  Tensor out = zeros(shape, DType::Float32);
+  float* p = out.data<float>();
+  int64_t rows = out.numel() / n;
+  std::vector<int64_t> idx(static_cast<size_t>(n));
+  for (int64_t r = 0; r < rows; ++r) {
+    std::iota(idx.begin(), idx.end(), int64_t(0));
+    // A partial Fisher-Yates shuffle: the first k positions are a uniform k-subset.
+    for (int64_t i = 0; i < k; ++i) {
+      int64_t j = i + int64_t(gen.next_u64() % uint64_t(n - i));
+      std::swap(idx[size_t(i)], idx[size_t(j)]);
+      p[r * n + idx[size_t(i)]] = 1.0f;
+    }
+  }
+  return out;
+}
+
+std::vector<std::vector<int32_t>> mask_to_sets(const Tensor& mask) {
+  int64_t rows, n;
+  Tensor c = as_rows(mask, "mask_to_sets", &rows, &n);
+  const float* p = c.data<float>();
+  std::vector<std::vector<int32_t>> sets(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < n; ++i)
+      if (p[r * n + i] != 0.0f) sets[size_t(r)].push_back(int32_t(i));
+  return sets;
+}
+
+}  // namespace ember::sparsity
