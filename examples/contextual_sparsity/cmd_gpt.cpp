@@ -119,6 +119,7 @@ int gpt(int argc, char** argv) {
       "seed", "seed of the random baselines and the predictors", cxxopts::value<uint64_t>()->default_value("1"))(
       "no-speed", "skip the speed section")(
       "speed-repeats", "timed runs per speed point", cxxopts::value<int>()->default_value("60"))(
+      "speed-threads", "OpenMP threads in the speed section (0: all)", cxxopts::value<int>()->default_value("1"))(
       "json", "write the results to this file", cxxopts::value<std::string>()->default_value(""))(
       "no-progress", "do not draw progress bars")("h,help", "show this help");
   auto a = o.parse(argc, argv);
@@ -400,6 +401,7 @@ int gpt(int argc, char** argv) {
     SpeedOptions so;
     so.rank = rank;
     so.repeats = a["speed-repeats"].as<int>();
+    so.threads = a["speed-threads"].as<int>();
     doc["speed"] = speed_section(so);
   }
   doc["seconds"] = seconds_since(t_start);

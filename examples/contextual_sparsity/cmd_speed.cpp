@@ -12,6 +12,7 @@
 #include "common.h"
 #include "framework/autograd/trace.h"
 #include "framework/parallel.h"
+#include <omp.h>
 #include "models/sparsity/predictor.h"
 #include "models/sparsity/sparse_mlp.h"
 #include "models/sparsity/topk.h"
@@ -51,6 +52,14 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
 
 json speed_section(const SpeedOptions& opt) {
   autograd::NoGradGuard ng;
+  // One thread by default: on a shared machine a descheduled OpenMP thread stalls every parallel
+  // region at its barrier, which turned 2-thread medians into 10-100x outliers here.
+  const int saved_threads = num_threads();
+  if (opt.threads > 0) omp_set_num_threads(opt.threads);
+  struct Restore {
+    int n;
+    ~Restore() { omp_set_num_threads(n); }
+  } restore{saved_threads};
   Generator gen(opt.seed);
   const int64_t C = opt.width, N = opt.hidden;
   sparsity::MlpWeights w;
@@ -120,10 +129,11 @@ int speed(int argc, char** argv) {
       "fractions", "kept fractions k/N", cxxopts::value<std::string>()->default_value("0.05,0.1,0.2,0.3,0.5,1"))(
       "rank", "predictor rank r", cxxopts::value<int64_t>()->default_value("32"))(
       "repeats", "timed runs per point (median reported)", cxxopts::value<int>()->default_value("60"))(
+      "threads", "OpenMP threads while timing (0: OMP_NUM_THREADS or all cores)", cxxopts::value<int>()->default_value("1"))(
       "json", "write the results to this file", cxxopts::value<std::string>()->default_value(""))("h,help", "show this help");
   auto a = o.parse(argc, argv);
   if (a.count("help")) {
-    std::cout << o.help() << "\nExample: env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE contextual_sparsity speed --json results/sparsity_speed.json\n";
+    std::cout << o.help() << "\nExample: env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 contextual_sparsity speed --json results/sparsity_speed.json\n";
     return 0;
   }
   SpeedOptions opt;
@@ -131,6 +141,7 @@ int speed(int argc, char** argv) {
   opt.hidden = a["hidden"].as<int64_t>();
   opt.rank = a["rank"].as<int64_t>();
   opt.repeats = a["repeats"].as<int>();
+  opt.threads = a["threads"].as<int>();
   EMBER_CHECK(opt.width > 0 && opt.hidden > 0 && opt.rank > 0 && opt.repeats > 0, "width, hidden, rank and repeats must be positive");
   opt.fractions = parse_fractions(a["fractions"].as<std::string>(), "--fractions");
   opt.batches.clear();

@@ -32,6 +32,7 @@ struct SpeedOptions {
   std::vector<int64_t> batches = {1, 16};
   std::vector<double> fractions = {0.05, 0.1, 0.2, 0.3, 0.5, 1.0};
   int warmup = 5, repeats = 60;
+  int threads = 1;  // OpenMP threads while timing (0: leave the current setting)
   uint64_t seed = 0;
 };
 json speed_section(const SpeedOptions& opt);
