@@ -111,7 +111,12 @@ json speed_section(const SpeedOptions& opt) {
     // The predictor's own cost: scores from the low-rank net, then each token's top-k as index sets.
     int64_t k10 = sparsity::k_for_fraction(0.1, N);
     double t_pred = median_seconds([&] { to_sets(sparsity::topk_indices(pred.forward(x), k10, false)); }, opt.warmup, opt.repeats);
-    emit(str("predictor r=", opt.rank, " + top-k (k/n 10%)"), 0.1, k10, t_pred);
+    emit(str("predictor r=", opt.rank, " (Ember ops) + top-k"), 0.1, k10, t_pred);
+    sparsity::PredictorScorer scorer(pred);
+    t_pred = median_seconds([&] { to_sets(sparsity::topk_indices(scorer.scores(x), k10, false)); }, opt.warmup, opt.repeats);
+    emit(str("predictor r=", opt.rank, " (loops) + top-k"), 0.1, k10, t_pred);
+    t_pred = median_seconds([&] { scorer.scores(x); }, opt.warmup, opt.repeats);
+    emit(str("predictor r=", opt.rank, " (loops), scores only"), 0.1, k10, t_pred);
   }
   return {{"width", C}, {"hidden", N}, {"rank", opt.rank}, {"threads", num_threads()}, {"repeats", opt.repeats},
           {"warmup", opt.warmup}, {"cpu", cpu_name()}, {"blas_peer", blas}, {"rows", rows}};

@@ -1,10 +1,13 @@
 #include "models/sparsity/predictor.h"
 
+#include <algorithm>
+
 #include "framework/autograd/trace.h"
 #include "framework/data/dataset.h"
 #include "framework/optim/adam.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/reduce/reduce.h"
+#include "models/sparsity/vector_kernels.h"
 
 namespace ember::sparsity {
 
@@ -21,6 +24,40 @@ Tensor SparsityPredictor::forward(const Tensor& x) { return up->forward(down->fo
 
 std::string SparsityPredictor::name() const {
   return str("SparsityPredictor(", down->in_features, " -> ", down->out_features, " -> ", up->out_features, ")");
+}
+
+PredictorScorer::PredictorScorer(const SparsityPredictor& p)
+    : C_(p.down->in_features), r_(p.down->out_features), N_(p.up->out_features) {
+  down_ = p.down->weight.detach().contiguous().to_vector<float>();
+  std::vector<float> up = p.up->weight.detach().contiguous().to_vector<float>();  // (N, r)
+  up_t_.resize(static_cast<size_t>(r_ * N_));
+  for (int64_t j = 0; j < N_; ++j)
+    for (int64_t i = 0; i < r_; ++i) up_t_[size_t(i * N_ + j)] = up[size_t(j * r_ + i)];
+  bias_ = p.up->bias.detach().contiguous().to_vector<float>();
+}
+
+Tensor PredictorScorer::scores(const Tensor& x) const {
+  EMBER_CHECK(x.defined() && x.dim() == 2 && x.size(1) == C_ && x.dtype() == DType::Float32,
+              "PredictorScorer::scores: input must be float32 (B, ", C_, "), got ",
+              x.defined() ? str(x.dtype(), to_string(x.shape())) : "undefined");
+  check_cpu(x, "PredictorScorer::scores");
+  Tensor xc = x.detach().contiguous();
+  const int64_t B = x.size(0);
+  const float* xp = xc.data<float>();
+  Tensor out = empty({B, N_}, DType::Float32);
+  float* o = out.data<float>();
+  std::vector<float> h(static_cast<size_t>(B * r_));
+  for (int64_t i = 0; i < r_; ++i) {
+    std::vector<float> col(static_cast<size_t>(B));
+    dot_tokens(down_.data() + i * C_, xp, B, C_, col.data());
+    for (int64_t b = 0; b < B; ++b) h[size_t(b * r_ + i)] = col[size_t(b)];
+  }
+  for (int64_t b = 0; b < B; ++b) {
+    float* ob = o + b * N_;
+    std::copy(bias_.begin(), bias_.end(), ob);
+    for (int64_t i = 0; i < r_; ++i) axpy(h[size_t(b * r_ + i)], up_t_.data() + i * N_, ob, N_);
+  }
+  return out;
 }
 
 Tensor bce_with_logits(const Tensor& logits, const Tensor& targets) {

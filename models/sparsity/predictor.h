@@ -21,6 +21,20 @@ class SparsityPredictor : public nn::Module {
   std::shared_ptr<nn::Linear> up;    // r -> N, with a bias (it can learn each unit's base rate)
 };
 
+// The trained predictor's scores for inference, with matrix-vector loops instead of Ember's ops
+// (whose packed GEMM copies a whole weight panel even for one token): h = x A (r dot products of
+// length C), then z = b + sum_i h_i B[i, :] (r vector updates of length N). A copy of the weights
+// at construction; later training does not reach it.
+class PredictorScorer {
+ public:
+  explicit PredictorScorer(const SparsityPredictor& p);
+  Tensor scores(const Tensor& x) const;  // float32 (B, C) -> (B, N)
+
+ private:
+  int64_t C_, r_, N_;
+  std::vector<float> down_, up_t_, bias_;  // down (r, C) as nn::Linear stores it, up transposed (r, N)
+};
+
 // Mean binary cross-entropy between sigmoid(logits) and 0/1 targets, from Ember's differentiable
 // ops in the stable form max(z, 0) - z y + log(1 + exp(-|z|)).
 Tensor bce_with_logits(const Tensor& logits, const Tensor& targets);

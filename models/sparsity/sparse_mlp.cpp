@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "framework/parallel.h"
+#include "models/sparsity/vector_kernels.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/elementwise/unary_kinds.h"
 #include "ops/matmul/matmul.h"
@@ -39,26 +40,6 @@ std::vector<float> to_floats(const Tensor& t) {
   EMBER_CHECK(t.dtype() == DType::Float32, "GatheredMLP: weights must be float32, got ", t.dtype());
   check_cpu(t, "GatheredMLP");
   return t.detach().contiguous().to_vector<float>();
-}
-
-// The two inner loops, compiled for AVX-512, AVX2 and baseline x86-64 and picked at load time
-// (GCC's function multi-versioning), as Ember's matmul micro-kernels pick theirs at run time.
-// out[b] = dot(w, x[b]) for the B tokens: the unit's weights are read once for all tokens.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void dot_tokens(const float* w, const float* x, int64_t B,
-                                                                            int64_t C, float* out) {
-  for (int64_t b = 0; b < B; ++b) {
-    const float* xb = x + b * C;
-    float s = 0;
-#pragma omp simd reduction(+ : s)
-    for (int64_t c = 0; c < C; ++c) s += w[c] * xb[c];
-    out[b] = s;
-  }
-}
-
-// y[c] += a * w[c] for c in [0, n).
-__attribute__((target_clones("avx512f", "avx2", "default"))) void axpy(float a, const float* w, float* y, int64_t n) {
-#pragma omp simd
-  for (int64_t c = 0; c < n; ++c) y[c] += a * w[c];
 }
 
 }  // namespace

@@ -93,3 +93,15 @@ TEST(SparsityPredictor, LearnsLowRankTopKSetsFarBetterThanChance) {
   EXPECT_GT(recall, 0.7) << "chance is " << double(k) / N;
   EXPECT_EMBER_ERROR(train_predictor(p, x, oracle.slice(1, 0, 10), opt), "must be (M, 16) and (M, 48)");
 }
+
+TEST(SparsityPredictor, ScorerMatchesTheModule) {
+  Generator g(9);
+  SparsityPredictor p(33, 7, 127, g);
+  PredictorScorer s(p);
+  for (int64_t B : {1, 5}) {
+    Tensor x = normal({B, 33}, 0.0, 1.0, DType::Float32, &g);
+    autograd::NoGradGuard ng;
+    EXPECT_TRUE(ember::testing::all_close(s.scores(x), p.forward(x), 1e-5, 1e-4));
+  }
+  EXPECT_EMBER_ERROR(s.scores(zeros({2, 32})), "(B, 33)");
+}
