@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 #include "framework/parallel.h"
@@ -33,22 +34,59 @@ int64_t k_for_fraction(double fraction, int64_t n) {
   return std::clamp<int64_t>(int64_t(std::llround(fraction * double(n))), 1, n);
 }
 
+namespace {
+
+// An unsigned key with the float order: flipping the sign bit of positives and every bit of
+// negatives makes larger floats larger integers (-0 is first made +0, so they tie as floats do).
+inline uint32_t order_key(float f, bool by_magnitude) {
+  uint32_t u;
+  if (f == 0.0f) f = 0.0f;
+  std::memcpy(&u, &f, sizeof u);
+  if (by_magnitude) return u & 0x7fffffffu;
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+}  // namespace
+
 void topk_row(const float* v, int64_t n, int64_t k, bool by_magnitude, int64_t* out) {
   check_k("topk_row", k, n);
   if (k == 0) return;
-  std::vector<int64_t> idx(static_cast<size_t>(n));
-  std::iota(idx.begin(), idx.end(), int64_t(0));
-  auto key = [&](int64_t i) { return by_magnitude ? std::fabs(v[i]) : v[i]; };
-  for (int64_t i = 0; i < n; ++i)
+  // Radix selection of the k-th largest key, one byte at a time from the top: a histogram of the
+  // candidates' next byte finds the byte of the k-th key, and only candidates sharing the bytes
+  // found so far stay. Four passes over shrinking candidate lists and no comparison-based
+  // partitioning, whose branches a predictor can only learn when the same row comes back.
+  thread_local std::vector<uint32_t> keys;
+  thread_local std::vector<int32_t> cand, next;
+  keys.resize(size_t(n));
+  cand.resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i) {
     EMBER_CHECK(!std::isnan(v[i]), "topk: entry ", i, " of a row of ", n, " is NaN; top-k needs comparable values");
-  // Larger value first, lower index on ties: a strict weak order, so the k chosen are well defined.
-  auto before = [&](int64_t a, int64_t b) {
-    float ka = key(a), kb = key(b);
-    return ka > kb || (ka == kb && a < b);
-  };
-  if (k < n) std::nth_element(idx.begin(), idx.begin() + (k - 1), idx.end(), before);
-  std::sort(idx.begin(), idx.begin() + k);
-  std::copy(idx.begin(), idx.begin() + k, out);
+    keys[size_t(i)] = order_key(v[i], by_magnitude);
+    cand[size_t(i)] = int32_t(i);
+  }
+  int64_t remaining = k;  // how many of the keys equal to the threshold prefix still to take
+  uint32_t prefix = 0;
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    int64_t hist[256] = {0};
+    for (int32_t i : cand) hist[(keys[size_t(i)] >> shift) & 255u]++;
+    int b = 255;
+    for (; b > 0; --b) {
+      if (hist[b] >= remaining) break;
+      remaining -= hist[b];
+    }
+    prefix |= uint32_t(b) << shift;
+    next.clear();
+    for (int32_t i : cand)
+      if (((keys[size_t(i)] >> shift) & 255u) == uint32_t(b)) next.push_back(i);
+    cand.swap(next);
+  }
+  // prefix is now the k-th largest key: take every larger key and the first `remaining` equal
+  // ones (the lower indices win ties), scanning in index order so the output is ascending.
+  int64_t o = 0;
+  for (int64_t i = 0; i < n && o < k; ++i) {
+    uint32_t key = keys[size_t(i)];
+    if (key > prefix || (key == prefix && remaining-- > 0)) out[o++] = i;
+  }
 }
 
 Tensor topk_indices(const Tensor& x, int64_t k, bool by_magnitude) {
