@@ -118,6 +118,9 @@ int classifier(int argc, char** argv) {
     return 0;
   }
   const bool progress = !a.count("no-progress");
+  const std::vector<double> fractions = a["fractions"].as<std::string>().empty()
+                                            ? log_spaced(0.01, 1.0, 13)
+                                            : parse_fractions(a["fractions"].as<std::string>(), "--fractions");
   auto t_start = Clock::now();
   data::FashionMnistOptions dopt;
   dopt.dir = a["data"].as<std::string>();
@@ -173,9 +176,6 @@ int classifier(int argc, char** argv) {
   for (double z : zero_share) std::printf(" %.1f%%", 100 * z);
   std::printf("\n\n");
 
-  std::vector<double> fractions = a["fractions"].as<std::string>().empty()
-                                      ? log_spaced(0.01, 1.0, 13)
-                                      : parse_fractions(a["fractions"].as<std::string>(), "--fractions");
   const char* methods[3] = {"contextual", "static", "random"};
   json rows = json::array();
   std::printf("%7s %-11s | %-17s | %-17s | %-17s\n", "", "", "contextual top-k", "static top-k", "random k");

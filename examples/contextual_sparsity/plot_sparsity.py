@@ -85,6 +85,7 @@ def gpt(doc, out, stem):
     for i, part in enumerate(("0.90", "0.95", "0.99")):
         ax.bar([l + (i - 1) * width for l in layers], [100 * c[part]["mean_fraction"] for c in cov], width,
                label="%s%% of the norm" % part[2:])
+    ax.set_xticks(layers)
     ax.set_xlabel("layer")
     ax.set_ylabel("MLP neurons needed, mean over tokens (% of 4C)")
     ax.set_title("how concentrated each token's MLP activation is")
