@@ -75,17 +75,26 @@ void topk_row(const float* v, int64_t n, int64_t k, bool by_magnitude, int64_t* 
       remaining -= hist[b];
     }
     prefix |= uint32_t(b) << shift;
-    next.clear();
-    for (int32_t i : cand)
-      if (((keys[size_t(i)] >> shift) & 255u) == uint32_t(b)) next.push_back(i);
+    // Branch-free compaction: every candidate is written, the count advances only on a match
+    // (whether a key matches is close to a coin flip in the first passes).
+    next.resize(cand.size());
+    size_t kept = 0;
+    for (int32_t i : cand) {
+      next[kept] = i;
+      kept += ((keys[size_t(i)] >> shift) & 255u) == uint32_t(b);
+    }
+    next.resize(kept);
     cand.swap(next);
   }
   // prefix is now the k-th largest key: take every larger key and the first `remaining` equal
   // ones (the lower indices win ties), scanning in index order so the output is ascending.
   int64_t o = 0;
-  for (int64_t i = 0; i < n && o < k; ++i) {
+  for (int64_t i = 0; i < n && o < k; ++i) {  // o < k here, so out[o] is in bounds
     uint32_t key = keys[size_t(i)];
-    if (key > prefix || (key == prefix && remaining-- > 0)) out[o++] = i;
+    bool tie = key == prefix, take = (key > prefix) | (tie & (remaining > 0));
+    remaining -= int64_t(tie & take);
+    out[o] = i;
+    o += take;
   }
 }
 
