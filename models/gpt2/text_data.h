@@ -22,6 +22,9 @@ class TextCorpus {
   double unigram_loss() const;
   size_t train_bytes() const { return train_.size(); }
   size_t val_bytes() const { return val_.size(); }
+  // The two parts as text, for evaluations that tokenise them otherwise or cut their own windows.
+  const std::string& train_text() const { return train_; }
+  const std::string& val_text() const { return val_; }
 
  private:
   std::string train_, val_;

@@ -1,0 +1,75 @@
+#include "common.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "framework/error.h"
+#include "framework/io/safetensors.h"
+
+namespace ember::study {
+
+std::vector<double> parse_fractions(const std::string& s, const char* flag) {
+  std::vector<double> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    EMBER_CHECK(used == item.size() && v > 0 && v <= 1, flag, ": '", item, "' is not a fraction in (0, 1]");
+    out.push_back(v);
+  }
+  EMBER_CHECK(!out.empty(), flag, ": no fractions given");
+  return out;
+}
+
+std::vector<double> log_spaced(double lo, double hi, int n) {
+  std::vector<double> out;
+  for (int i = 0; i < n; ++i) {
+    double v = n == 1 ? hi : lo * std::pow(hi / lo, double(i) / double(n - 1));
+    double scale = std::pow(10.0, std::floor(std::log10(v)) - 2);
+    out.push_back(std::round(v / scale) * scale);
+  }
+  return out;
+}
+
+std::string cpu_name() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) {
+      size_t c = line.find(':');
+      return c == std::string::npos ? line : line.substr(c + 2);
+    }
+  return "unknown CPU";
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double median_seconds(const std::function<void()>& f, int warmup, int repeats) {
+  for (int i = 0; i < warmup; ++i) f();
+  std::vector<double> t;
+  for (int i = 0; i < repeats; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    f();
+    t.push_back(seconds_since(t0));
+  }
+  std::sort(t.begin(), t.end());
+  return t.empty() ? 0 : (t[t.size() / 2] + t[(t.size() - 1) / 2]) / 2;
+}
+
+void write_json(const std::string& path, const json& doc) {
+  std::string text = doc.dump(2) + "\n";
+  io::write_file_atomic(path, std::vector<uint8_t>(text.begin(), text.end()));
+}
+
+}  // namespace ember::study

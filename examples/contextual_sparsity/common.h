@@ -1,0 +1,43 @@
+// Helpers shared by the contextual_sparsity subcommands: option parsing, timing, output.
+#pragma once
+#include <chrono>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace ember::study {
+
+using json = nlohmann::json;
+
+int classifier(int argc, char** argv);
+int gpt(int argc, char** argv);
+int speed(int argc, char** argv);
+
+// "0.01,0.1,1" -> {0.01, 0.1, 1}; every value must lie in (0, 1].
+std::vector<double> parse_fractions(const std::string& s, const char* flag);
+// n values log-spaced from lo to hi inclusive, rounded to 3 significant digits.
+std::vector<double> log_spaced(double lo, double hi, int n);
+
+std::string cpu_name();  // "model name" of /proc/cpuinfo
+double seconds_since(std::chrono::steady_clock::time_point t0);
+
+// Median wall-clock seconds of `f` over `repeats` runs after `warmup` runs.
+double median_seconds(const std::function<void()>& f, int warmup, int repeats);
+
+// The speed section (also run by `gpt`): the gathered sparse MLP against the dense MLP at width C
+// and N hidden units, per batch size and kept fraction, with the predictor's own cost.
+struct SpeedOptions {
+  int64_t width = 768, hidden = 3072, rank = 32;
+  std::vector<int64_t> batches = {1, 16};
+  std::vector<double> fractions = {0.05, 0.1, 0.2, 0.3, 0.5, 1.0};
+  int warmup = 5, repeats = 60;
+  int threads = 1;  // OpenMP threads while timing (0: leave the current setting)
+  uint64_t seed = 0;
+};
+json speed_section(const SpeedOptions& opt);
+
+// Writes a JSON document (pretty) to path, creating no folders; ember::Error when it cannot.
+void write_json(const std::string& path, const json& doc);
+
+}  // namespace ember::study
