@@ -18,6 +18,15 @@ inline int num_threads() {
 #endif
 }
 
+// Sets the number of threads kernels use from now on (benchmarks compare 1 and 2 threads).
+inline void set_num_threads(int n) {
+#ifdef _OPENMP
+  omp_set_num_threads(n > 0 ? n : 1);
+#else
+  (void)n;
+#endif
+}
+
 // f(begin, end) is called on disjoint ranges covering [0, n). `grain` is the smallest range worth a thread.
 template <class F>
 void parallel_for(int64_t n, int64_t grain, F&& f) {

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Runs `gpt2 bench` and its PyTorch eager peer on the same shapes in one command and prints the
 # tokens/s ratio per row. Usage: examples/gpt2/bench_vs_torch.sh [OUTDIR] [extra bench flags...]
+# (EMBER_BIN=DIR picks another build's bin folder.)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 out=${1:-$root/results/gpt2-bench}
 shift || true
 mkdir -p "$out"
-"$root/build/bin/gpt2" bench --json "$out/ember.json" "$@"
+"${EMBER_BIN:-$root/build/bin}/gpt2" bench --json "$out/ember.json" "$@"
 echo
 /usr/bin/python3 "$here/bench_torch.py" --json "$out/torch.json" "$@"
 echo

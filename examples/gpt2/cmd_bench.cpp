@@ -47,12 +47,14 @@ int bench(int argc, char** argv) {
       "no-cache-lengths", "generated lengths without the cache (slow: O(T^2))",
       cxxopts::value<std::string>()->default_value("16,32,64"))(
       "repeats", "timed runs per point (median reported)", cxxopts::value<int>()->default_value("1"))(
+      "threads", "CPU threads (0: OpenMP's default)", cxxopts::value<int>()->default_value("0"))(
       "json", "write the results as JSON", cxxopts::value<std::string>())("h,help", "show this help");
   auto a = o.parse(argc, argv);
   if (a.count("help")) {
     std::cout << o.help() << "\n";
     return 0;
   }
+  if (a["threads"].as<int>() > 0) set_num_threads(a["threads"].as<int>());
   std::unique_ptr<GPT2> model = a.count("model") ? load_model(a["model"].as<std::string>())
                                                  : std::make_unique<GPT2>(Config::preset(a["config"].as<std::string>()));
   model->eval();

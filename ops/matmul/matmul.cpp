@@ -42,6 +42,8 @@ void cpu_gemm(const GemmArgs& g, const MatmulOptions& opt) {
     case MatmulImpl::Naive: return cpu::gemm_naive(g);
     case MatmulImpl::Blocked: return cpu::gemm_blocked(g, opt.block_m, opt.block_n, opt.block_k);
     case MatmulImpl::Auto:  // the fastest of Ember's own (examples/matmul/README.md)
+      if (g.m == 1) return cpu::gemv(g);  // generation steps: packing B would double its traffic
+      return cpu::gemm_packed(g);
     case MatmulImpl::Packed: return cpu::gemm_packed(g);
     case MatmulImpl::Blas: return cpu::gemm_blas(g);
     default: throw Error(str("matmul: impl '", name(opt.impl), "' is not available on the CPU in this build"));

@@ -9,6 +9,8 @@ namespace ember::cpu {
 void gemm_naive(const GemmArgs& g);
 // i-k-j loop order with a row of C kept hot: the simple fast-enough kernel the core ships with.
 void gemm_ikj(const GemmArgs& g);
+// One row of A (m == 1): streams B once, in its contiguous direction, without packing.
+void gemv(const GemmArgs& g);
 // The lecture's block algorithm: C is computed block by block (bm x bn, summing bk-long slices of
 // k), so that the blocks of A, B and C touched by the inner loops stay in cache. Threads split C's
 // row blocks.

@@ -1,0 +1,46 @@
+// The m == 1 path of matmul's Auto variant, on every layout of B it distinguishes.
+#include "test_util.h"
+
+using namespace ember;
+
+namespace {
+// float64 reference by plain loops.
+std::vector<double> ref(const Tensor& a, const Tensor& b) {
+  int64_t k = b.size(0), n = b.size(1);
+  std::vector<double> out(size_t(n), 0.0);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t p = 0; p < k; ++p) out[size_t(j)] += a.at({0, p}) * b.at({p, j});
+  return out;
+}
+}  // namespace
+
+TEST(MatmulGemv, OneRowMatchesReferenceForEveryLayoutOfB) {
+  for (int64_t k : {1, 7, 33, 300})
+    for (int64_t n : {1, 5, 64, 1000})
+      for (DType dt : {DType::Float32, DType::Float64}) {
+        Generator g(uint64_t(k * 1000 + n));
+        Tensor a = normal({1, k}, 0, 1, dt, &g);
+        Tensor row_major = normal({k, n}, 0, 1, dt, &g);
+        Tensor transposed = normal({n, k}, 0, 1, dt, &g).t();           // b_rs == 1
+        Tensor strided = normal({k, 2 * n}, 0, 1, dt, &g).slice(1, 0, 2 * n, 2);  // neither stride is 1
+        double tol = dt == DType::Float32 ? 1e-4 : 1e-12;
+        for (const Tensor& b : {row_major, transposed, strided}) {
+          Tensor c = matmul(a, b);
+          ASSERT_EQ(c.shape(), (Shape{1, n}));
+          std::vector<double> want = ref(a, b), got = c.to_vector<double>();
+          for (int64_t j = 0; j < n; ++j)
+            ASSERT_NEAR(got[size_t(j)], want[size_t(j)], tol * (1 + std::abs(want[size_t(j)])))
+                << "k " << k << " n " << n << " j " << j << " strides " << to_string(b.strides());
+        }
+      }
+}
+
+TEST(MatmulGemv, BatchedSingleRowsAndGradientsAgreeWithPacked) {
+  Generator g(9);
+  Tensor a = normal({3, 1, 40}, 0, 1, DType::Float64, &g), b = normal({40, 17}, 0, 1, DType::Float64, &g);
+  MatmulOptions packed;
+  packed.impl = MatmulImpl::Packed;
+  EXPECT_TRUE(ember::testing::all_close(matmul(a, b), matmul(a, b, packed), 1e-12, 1e-12));
+  EXPECT_TRUE(ember::testing::grad_ok([](const std::vector<Tensor>& x) { return matmul(x[0], x[1]); },
+                                      {normal({1, 4}, 0, 1, DType::Float64, &g), normal({4, 3}, 0, 1, DType::Float64, &g)}));
+}
