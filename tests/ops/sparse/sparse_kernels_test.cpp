@@ -110,7 +110,8 @@ TEST(SparseKernels, SpgemmMatchesReferenceAndIsSorted) {
     for (DType t : {DType::Float32, DType::Float64}) {
       Tensor ad = random_sparse_dense(c.m, c.k, c.da, seed++, t), bd = random_sparse_dense(c.k, c.n, c.db, seed++, t);
       sparse::cpu::SpgemmProfile prof;
-      CsrTensor cs = spgemm(dense_to_csr(ad), dense_to_csr(bd), &prof);
+      CsrTensor as = dense_to_csr(ad), bs = dense_to_csr(bd);
+      CsrTensor cs = spgemm(as, bs, &prof);
       EXPECT_EQ(cs.shape(), (Shape{c.m, c.n}));
       std::vector<double> want, scale;
       reference_matmul(host(ad), host(bd), c.m, c.k, c.n, want, scale);
@@ -123,7 +124,7 @@ TEST(SparseKernels, SpgemmMatchesReferenceAndIsSorted) {
       for (size_t i = 0; i < scale.size(); ++i) structural += scale[i] != 0;
       EXPECT_EQ(cs.nnz(), structural);
       int64_t products = 0;  // the profile counts every multiply-add
-      const CsrPattern &pa = dense_to_csr(ad).pattern(), &pb = dense_to_csr(bd).pattern();
+      const CsrPattern &pa = as.pattern(), &pb = bs.pattern();
       for (int32_t col : pa.col_idx) products += pb.row_ptr[size_t(col) + 1] - pb.row_ptr[size_t(col)];
       EXPECT_EQ(prof.products, products);
     }
