@@ -105,6 +105,8 @@ int main(int argc, char** argv) {
     ("peer-script", "the SciPy peer script", cxxopts::value<std::string>()->default_value(EMBER_SOURCE_DIR "/examples/sparse/scipy_peer.py"))
     ("work-dir", "where the matrices for the peer are written", cxxopts::value<std::string>()->default_value("/tmp/bench_sparse"))
     ("keep-files", "keep the matrix files", cxxopts::value<bool>()->default_value("false"))
+    ("wait-quiet", "before each case, wait up to this many seconds for other processes to go idle",
+     cxxopts::value<double>()->default_value("10"))
     ("quick", "a small, fast sweep (for checking the program)", cxxopts::value<bool>()->default_value("false"))
     ("json", "write all results as JSON to this path", cxxopts::value<std::string>())
     ("h,help", "this help");
@@ -169,8 +171,9 @@ int main(int argc, char** argv) {
                 result["machine"]["gpu"].get<std::string>().c_str());
     std::printf("Hygiene: %d warm-up call(s), then %d samples per timing, each a batch of calls lasting >= 2 ms (CPU) "
                 "or one event-timed call (GPU op); the median per call is reported. SciPy runs after Ember, alone, "
-                "with the same scheme. Load average before: %s (other processes on this machine are not under our "
-                "control; see the load after the run).\n",
+                "with the same scheme. Load average before: %s (other processes are not under our control: before each case "
+                "the program waits up to --wait-quiet s for them to idle, and the 'others' column gives the cores they "
+                "kept busy during the case).\n",
                 cfg.warmup, cfg.repeats, load0.c_str());
     std::printf("'op' = operation alone on prepared operands; 'setup' = from a dense host matrix: conversion + "
                 "handles + workspace + transfers + op + result to host. Times in ms.\n\n");
@@ -207,6 +210,9 @@ int main(int argc, char** argv) {
       progress.step(id);
       double k = c.d * double(c.n);  // nonzeros per row
       json row{{"n", c.n}, {"density", c.d}, {"id", id}};
+      double quiet_s = args["wait-quiet"].as<double>();
+      if (quiet_s > 0) row["others_cores_before"] = wait_quiet(quiet_s);
+      CpuSample s0 = cpu_sample();
       if (c.op == "spgemm" && double(c.n) * k * k > cfg.max_products) {
         row["skipped"] = "more than --max-products multiply-adds";
         spgemm_rows.push_back(row);
@@ -226,12 +232,14 @@ int main(int argc, char** argv) {
         Tensor y = spmv(a, x);
         if (run_cpu) cpu_spmv_case(a, x, dense, cfg, row);
         if (run_gpu) gpu_spmv_case(a, x, dense, y, cfg, row);
+        row["others_cores"] = others_cores(s0, cpu_sample());
         if (run_scipy) peer.add(id, "spmv", a, x, has_dense);
         spmv_rows.push_back(row);
       } else {
         CsrTensor cc = spgemm(a, a);
         if (run_cpu) cpu_spgemm_case(a, dense, cfg, dense_gemm, row);
         if (run_gpu) gpu_spgemm_case(a, dense, cc, cfg, row);
+        row["others_cores"] = others_cores(s0, cpu_sample());
         if (run_scipy) peer.add(id, "spgemm", a, Tensor(), has_dense);
         spgemm_rows.push_back(row);
       }
@@ -241,10 +249,13 @@ int main(int argc, char** argv) {
     // ---- SciPy on the same files ----
     if (run_scipy && !peer.empty()) {
       std::fprintf(stderr, "running the SciPy peer...\n");
+      if (args["wait-quiet"].as<double>() > 0) wait_quiet(args["wait-quiet"].as<double>());
+      CpuSample p0 = cpu_sample();
       json sr = peer.run(args["python"].as<std::string>(), args["peer-script"].as<std::string>(), cfg,
                          args["keep-files"].as<bool>());
       result["scipy"] = {{"scipy_version", sr["scipy_version"]}, {"numpy_version", sr["numpy_version"]},
-                         {"python", sr["python"]}, {"threads", 1}};
+                         {"python", sr["python"]}, {"threads", 1},
+                         {"others_cores_during", others_cores(p0, cpu_sample())}};
       auto merge = [&](std::vector<json>& rows, bool spmv_op) {
         for (json& r : rows) {
           if (!sr["results"].contains(r["id"].get<std::string>())) continue;
@@ -280,9 +291,9 @@ int main(int argc, char** argv) {
     std::string t1 = key("ember", 1);
     auto print_cpu = [&](const char* title, std::vector<json>& rows, bool spmv_op) {
       std::printf("%s (CPU; Ember at %d threads unless marked 1t; SciPy single-threaded)\n", title, default_threads);
-      std::printf("%8s %8s %10s %6s | %9s %9s %7s %6s | %9s %8s | %9s | %10s %10s %9s\n", "n", "density", "nnz",
-                  spmv_op ? "B/nnz" : "flops", "Ember 1t", "Ember", spmv_op ? "GB/s" : "", spmv_op ? "%copy" : "",
-                  "SciPy", "SciPy/E", "dense", "E+setup", "SciPy+set", "dense/E");
+      std::printf("%8s %8s %10s %6s | %9s %9s %7s %6s | %9s %8s | %9s | %10s %10s %9s | %6s\n", "n", "density", "nnz",
+                  spmv_op ? "B/nnz" : "mul-add", "Ember 1t", "Ember", spmv_op ? "GB/s" : "", spmv_op ? "%copy" : "",
+                  "SciPy", "SciPy/E", "dense", "E+setup", "SciPy+set", "dense/E", "others");
       for (json& r : rows) {
         if (r.contains("skipped")) {
           std::printf("%8lld %8s  skipped: %s\n", (long long)r["n"].get<int64_t>(), density_id(r["density"].get<double>()).c_str(),
@@ -290,14 +301,14 @@ int main(int argc, char** argv) {
           continue;
         }
         std::string work = spmv_op ? fmt(r, "bytes_per_nnz", "%.1f") : fmt(r, "products", "%.2g");
-        std::printf("%8lld %8s %10lld %6s | %9s %9s %7s %6s | %9s %8s | %9s | %10s %10s %9s\n",
+        std::printf("%8lld %8s %10lld %6s | %9s %9s %7s %6s | %9s %8s | %9s | %10s %10s %9s | %6s\n",
                     (long long)r["n"].get<int64_t>(), density_id(r["density"].get<double>()).c_str(),
                     (long long)r["nnz"].get<int64_t>(), work.c_str(), fmt(r, t1 + "_ms").c_str(),
                     fmt(r, main_t + "_ms").c_str(), spmv_op ? fmt(r, "ember_gbs", "%.1f").c_str() : "",
                     spmv_op ? fmt(r, "ember_pct_copy", "%.0f").c_str() : "", fmt(r, "scipy_ms").c_str(),
                     ratio(r, "scipy_ms", main_t + "_ms").c_str(), fmt(r, "dense_ms").c_str(),
                     fmt(r, main_setup + "_ms").c_str(), fmt(r, "scipy_setup_ms").c_str(),
-                    ratio(r, "dense_ms", main_t + "_ms").c_str());
+                    ratio(r, "dense_ms", main_t + "_ms").c_str(), fmt(r, "others_cores", "%.2f").c_str());
       }
       std::printf("\n");
     };
@@ -403,7 +414,7 @@ int main(int argc, char** argv) {
     std::cerr << "bench_sparse: " << e.what() << "\n" << opts.help() << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "\nbench_sparse: " << e.what() << "\n";
+    std::cerr << "\n" << e.what() << "\n";
     return 1;
   }
   return 0;

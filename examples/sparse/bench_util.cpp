@@ -6,6 +6,9 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <thread>
+
+#include <unistd.h>
 
 #include "framework/parallel.h"
 
@@ -109,6 +112,45 @@ int64_t cache_bytes(int level) {
     return unit == 'K' ? v << 10 : unit == 'M' ? v << 20 : v;
   }
   return 0;
+}
+
+CpuSample cpu_sample() {
+  CpuSample s;
+  std::ifstream st("/proc/stat");
+  std::string cpu;
+  double v[8] = {0};
+  st >> cpu;
+  for (double& x : v) st >> x;  // user nice system idle iowait irq softirq steal
+  for (double x : v) s.total += x;
+  s.busy = s.total - v[3] - v[4];
+  std::ifstream self("/proc/self/stat");
+  std::string line;
+  std::getline(self, line);
+  // Fields after the ")" that closes the command name: state is field 3; utime..cstime are 14..17.
+  std::istringstream rest(line.substr(line.rfind(')') + 2));
+  std::string field;
+  for (int i = 3; i <= 17 && rest >> field; ++i)
+    if (i >= 14) s.self += std::stod(field);
+  return s;
+}
+
+double others_cores(const CpuSample& a, const CpuSample& b) {
+  double dt = b.total - a.total;
+  if (dt <= 0) return 0;
+  double cores = double(std::max(1, int(sysconf(_SC_NPROCESSORS_ONLN))));
+  return std::max(0.0, (b.busy - a.busy) - (b.self - a.self)) / dt * cores;
+}
+
+double wait_quiet(double max_s, double threshold) {
+  auto t0 = Clock::now();
+  double used = 0;
+  do {
+    CpuSample a = cpu_sample();
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    used = others_cores(a, cpu_sample());
+    if (used < threshold) break;
+  } while (ms_since(t0) < max_s * 1e3);
+  return used;
 }
 
 void Progress::step(const std::string& what) {

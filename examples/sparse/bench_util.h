@@ -39,6 +39,19 @@ std::string cpu_name();         // from /proc/cpuinfo
 std::string load_average();     // /proc/loadavg's first three fields
 int64_t cache_bytes(int level);  // from sysfs, 0 when unknown
 
+// CPU time used by other processes: bench_sparse cannot stop other work on a shared machine, so
+// it measures it. A sample holds /proc/stat's busy and total jiffies (all CPUs) and this
+// process's own CPU time (its waited-for children, e.g. the SciPy peer, included).
+struct CpuSample {
+  double busy = 0, total = 0, self = 0;
+};
+CpuSample cpu_sample();
+// Average number of cores kept busy by other processes between two samples.
+double others_cores(const CpuSample& a, const CpuSample& b);
+// Waits (up to max_s seconds) for a half-second window in which other processes use less than
+// `threshold` cores; returns what they used in the last window.
+double wait_quiet(double max_s, double threshold = 0.1);
+
 // A one-line progress bar on stderr.
 class Progress {
  public:

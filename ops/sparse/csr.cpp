@@ -135,11 +135,9 @@ CsrTensor dense_to_csr(const Tensor& dense) {
   Tensor d = dense.detach().contiguous();
   return EMBER_DISPATCH_FLOAT(d.dtype(), "dense_to_csr", [&] {
     auto p = std::make_shared<CsrPattern>();
-    p->rows = rows;
-    p->cols = cols;
-    std::vector<scalar_t> vals;
-    sparse::cpu::dense_to_csr(d.data<scalar_t>(), rows, cols, p->row_ptr, p->col_idx, vals);
-    return CsrTensor(std::move(p), from_vector(vals, {int64_t(vals.size())}));
+    Tensor vals;
+    sparse::cpu::dense_to_csr(d.data<scalar_t>(), rows, cols, *p, vals);
+    return CsrTensor(std::move(p), vals);
   });
 }
 

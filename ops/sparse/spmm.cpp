@@ -135,9 +135,9 @@ CsrTensor spgemm(const CsrTensor& a, const CsrTensor& b, sparse::cpu::SpgemmProf
   Tensor av = a.values().contiguous(), bv = b.values().contiguous();
   return EMBER_DISPATCH_FLOAT(av.dtype(), "spgemm", [&] {
     auto c = std::make_shared<CsrPattern>();
-    std::vector<scalar_t> cv;
+    Tensor cv;
     sparse::cpu::spgemm(a.pattern(), av.data<scalar_t>(), b.pattern(), bv.data<scalar_t>(), *c, cv, profile);
-    return CsrTensor(std::move(c), from_vector(cv, {int64_t(cv.size())}));
+    return CsrTensor(std::move(c), cv);
   });
 }
 

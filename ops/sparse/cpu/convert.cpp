@@ -8,8 +8,11 @@
 namespace ember::sparse::cpu {
 
 template <class T>
-void dense_to_csr(const T* dense, int64_t rows, int64_t cols, std::vector<int32_t>& row_ptr,
-                  std::vector<int32_t>& col_idx, std::vector<T>& values) {
+void dense_to_csr(const T* dense, int64_t rows, int64_t cols, CsrPattern& out, Tensor& values_out) {
+  IndexVector& row_ptr = out.row_ptr;
+  IndexVector& col_idx = out.col_idx;
+  out.rows = rows;
+  out.cols = cols;
   const int64_t grain = std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(cols, 1));
   std::vector<int64_t> count(size_t(rows + 1), 0);
   parallel_for(rows, grain, [&](int64_t lo, int64_t hi) {
@@ -26,7 +29,8 @@ void dense_to_csr(const T* dense, int64_t rows, int64_t cols, std::vector<int32_
   row_ptr.resize(size_t(rows + 1));
   for (int64_t i = 0; i <= rows; ++i) row_ptr[size_t(i)] = int32_t(count[size_t(i)]);
   col_idx.resize(size_t(count[size_t(rows)]));
-  values.resize(size_t(count[size_t(rows)]));
+  values_out = empty({count[size_t(rows)]}, dtype_of<T>::value);
+  T* values = values_out.data<T>();
   parallel_for(rows, grain, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) {
       const T* row = dense + i * cols;
@@ -40,9 +44,7 @@ void dense_to_csr(const T* dense, int64_t rows, int64_t cols, std::vector<int32_
   });
 }
 
-template void dense_to_csr<float>(const float*, int64_t, int64_t, std::vector<int32_t>&, std::vector<int32_t>&,
-                                  std::vector<float>&);
-template void dense_to_csr<double>(const double*, int64_t, int64_t, std::vector<int32_t>&, std::vector<int32_t>&,
-                                   std::vector<double>&);
+template void dense_to_csr<float>(const float*, int64_t, int64_t, CsrPattern&, Tensor&);
+template void dense_to_csr<double>(const double*, int64_t, int64_t, CsrPattern&, Tensor&);
 
 }  // namespace ember::sparse::cpu

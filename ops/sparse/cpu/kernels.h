@@ -17,6 +17,10 @@ void spmv(const CsrPattern& a, const T* values, const T* x, T* y);
 template <class T>
 void spmm(const CsrPattern& a, const T* values, const T* b, int64_t ldb, int64_t n, T* c);
 
+// The same for float32 with AVX-512 gathers (16 nonzeros per instruction, masked tails), when the
+// CPU has AVX-512F; spmv<float> calls it by itself when it can. Returns false where unsupported.
+bool spmv_avx512(const CsrPattern& a, const float* values, const float* x, float* y);
+
 // Sampled dense-dense product: out[p] = dot(X[row(p), :], Y[col(p), :]) over k columns, for every
 // nonzero p of the pattern; X and Y row-major with row strides ldx, ldy. It is the VJP of spmm
 // with respect to the sparse values.
@@ -36,8 +40,9 @@ struct SpgemmProfile {
 // C = A B by Gustavson's row-wise algorithm: a symbolic pass counts each row's nonzeros, a prefix
 // sum places the rows, a numeric pass accumulates each row in a dense per-thread accumulator and
 // writes it with sorted columns. Structural zeros (exact cancellations) are kept.
+// C's values come back as a 1-d Tensor of T (from the caching allocator, like every tensor).
 template <class T>
-void spgemm(const CsrPattern& a, const T* av, const CsrPattern& b, const T* bv, CsrPattern& c, std::vector<T>& cv,
+void spgemm(const CsrPattern& a, const T* av, const CsrPattern& b, const T* bv, CsrPattern& c, Tensor& cv,
             SpgemmProfile* profile = nullptr);
 
 // out[k] = v[perm[k]]
@@ -46,7 +51,6 @@ void gather(const T* v, const int32_t* perm, int64_t n, T* out);
 
 // The nonzeros of a row-major dense matrix, in CSR order (two parallel passes: count, fill).
 template <class T>
-void dense_to_csr(const T* dense, int64_t rows, int64_t cols, std::vector<int32_t>& row_ptr,
-                  std::vector<int32_t>& col_idx, std::vector<T>& values);
+void dense_to_csr(const T* dense, int64_t rows, int64_t cols, CsrPattern& out, Tensor& values);
 
 }  // namespace ember::sparse::cpu

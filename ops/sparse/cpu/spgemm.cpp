@@ -1,6 +1,7 @@
 // SpGEMM C = A B, Gustavson's row-wise algorithm: row i of C is the sum over the nonzeros a_ik of
 // row i of A of a_ik times row k of B. Two passes over the products (symbolic, then numeric)
-// let C be allocated exactly once, and both passes run in parallel over rows.
+// let C be allocated exactly once, and both passes run in parallel over rows, split so that each
+// thread gets about the same number of products.
 #include <algorithm>
 #include <chrono>
 #include <limits>
@@ -19,7 +20,7 @@ double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std
 }  // namespace
 
 template <class T>
-void spgemm(const CsrPattern& a, const T* av, const CsrPattern& b, const T* bv, CsrPattern& c, std::vector<T>& cv,
+void spgemm(const CsrPattern& a, const T* av, const CsrPattern& b, const T* bv, CsrPattern& c, Tensor& cv,
             SpgemmProfile* profile) {
   EMBER_CHECK(a.cols == b.rows, "spgemm: inner dimensions differ, [", a.rows, ", ", a.cols, "] @ [", b.rows, ", ",
               b.cols, "]");
@@ -42,19 +43,40 @@ void spgemm(const CsrPattern& a, const T* av, const CsrPattern& b, const T* bv, 
   prof.products = work[size_t(rows)];
   prof.work_ms = ms_since(t0);
 
-  // Symbolic pass: marker[j] == i means column j already seen in row i.
+  // Each row is handled in one of two modes, whichever touches less memory:
+  //  - bitset: a bit per column of C marks the columns seen; reading the row back is a scan over
+  //    cols / 64 words that yields the columns already sorted. Used when that scan is no longer
+  //    than the row itself (words <= the row's products in the symbolic pass, <= its nonzeros in
+  //    the numeric one).
+  //  - list: marker[j] == i says column j was seen in row i; new columns go to a list that is
+  //    sorted afterwards (insertion sort for short rows).
+  // Both are branch-free in the inner loop: whether a column is new is unpredictable, and a
+  // mispredicted branch per product cost more than the arithmetic.
+  const int64_t words = (cols + 63) / 64;
+
+  // Symbolic pass: each row's nonzero count.
   t0 = Clock::now();
   std::vector<int64_t> count(size_t(rows + 1), 0);
   parallel_rows(work.data(), rows, kGrain, [&](int64_t lo, int64_t hi) {
     std::vector<int32_t> marker(size_t(cols), -1);
+    std::vector<uint64_t> bits(size_t(words), 0);
     for (int64_t i = lo; i < hi; ++i) {
       int64_t n = 0;
-      for (int32_t k = arp[i]; k < arp[i + 1]; ++k)
-        for (int32_t q = brp[aci[k]]; q < brp[aci[k] + 1]; ++q)
-          if (marker[size_t(bci[q])] != int32_t(i)) {
-            marker[size_t(bci[q])] = int32_t(i);
-            ++n;
+      if (words <= work[size_t(i + 1)] - work[size_t(i)]) {
+        for (int32_t k = arp[i]; k < arp[i + 1]; ++k)
+          for (int32_t q = brp[aci[k]]; q < brp[aci[k] + 1]; ++q) bits[size_t(bci[q] >> 6)] |= uint64_t(1) << (bci[q] & 63);
+        for (int64_t w = 0; w < words; ++w) {
+          n += __builtin_popcountll(bits[size_t(w)]);
+          bits[size_t(w)] = 0;
+        }
+      } else {
+        const int32_t stamp = int32_t(i);
+        for (int32_t k = arp[i]; k < arp[i + 1]; ++k)
+          for (int32_t q = brp[aci[k]]; q < brp[aci[k] + 1]; ++q) {
+            n += marker[size_t(bci[q])] != stamp;
+            marker[size_t(bci[q])] = stamp;
           }
+      }
       count[size_t(i + 1)] = n;
     }
   });
@@ -72,52 +94,81 @@ void spgemm(const CsrPattern& a, const T* av, const CsrPattern& b, const T* bv, 
 
   t0 = Clock::now();
   c.col_idx.resize(size_t(count[size_t(rows)]));
-  cv.resize(size_t(count[size_t(rows)]));
+  cv = empty({count[size_t(rows)]}, dtype_of<T>::value);
   prof.alloc_ms = ms_since(t0);
 
-  // Numeric pass: accumulate row i in acc[], remember which columns it touched, then write them
-  // sorted. Sorting costs O(r log r) for r nonzeros; once a row covers more than an eighth of the
-  // columns, scanning the marker array in order (O(cols)) is cheaper and sorted for free.
+  // Numeric pass: acc[] holds row i's sums and is all zeros between rows (each row clears what it
+  // touched), so every product is a plain acc[j] += a * b.
   t0 = Clock::now();
   int32_t* cci = c.col_idx.data();
-  T* cvals = cv.data();
+  T* cvals = cv.data<T>();
   const int32_t* crp = c.row_ptr.data();
   parallel_rows(work.data(), rows, kGrain, [&](int64_t lo, int64_t hi) {
-    std::vector<int32_t> marker(size_t(cols), -1);
-    std::vector<T> acc(static_cast<size_t>(cols));
+    std::vector<int32_t> marker(size_t(cols), -1), list(size_t(cols) + 1);
+    std::vector<uint64_t> bits(size_t(words), 0);
+    std::vector<T> acc(static_cast<size_t>(cols), T(0));
     for (int64_t i = lo; i < hi; ++i) {
       const int32_t start = crp[i], end = crp[i + 1];
-      int32_t pos = start;
-      for (int32_t k = arp[i]; k < arp[i + 1]; ++k) {
-        const T aik = av[k];
-        for (int32_t q = brp[aci[k]]; q < brp[aci[k] + 1]; ++q) {
-          const int32_t j = bci[q];
-          if (marker[size_t(j)] != int32_t(i)) {
-            marker[size_t(j)] = int32_t(i);
-            cci[pos++] = j;
-            acc[size_t(j)] = aik * bv[q];
-          } else {
+      if (words <= end - start) {
+        for (int32_t k = arp[i]; k < arp[i + 1]; ++k) {
+          const T aik = av[k];
+          for (int32_t q = brp[aci[k]]; q < brp[aci[k] + 1]; ++q) {
+            const int32_t j = bci[q];
             acc[size_t(j)] += aik * bv[q];
+            bits[size_t(j >> 6)] |= uint64_t(1) << (j & 63);
           }
         }
-      }
-      if (int64_t(end - start) * 8 > cols) {
-        int32_t w = start;
-        for (int64_t j = 0; j < cols; ++j)
-          if (marker[size_t(j)] == int32_t(i)) cci[w++] = int32_t(j);
+        int32_t p = start;
+        for (int64_t w = 0; w < words; ++w) {
+          uint64_t m = bits[size_t(w)];
+          bits[size_t(w)] = 0;
+          while (m) {
+            const int32_t j = int32_t(w * 64 + __builtin_ctzll(m));
+            cci[p] = j;
+            cvals[p++] = acc[size_t(j)];
+            acc[size_t(j)] = T(0);
+            m &= m - 1;
+          }
+        }
       } else {
-        std::sort(cci + start, cci + end);
+        const int32_t stamp = int32_t(i);
+        int32_t n = 0;
+        for (int32_t k = arp[i]; k < arp[i + 1]; ++k) {
+          const T aik = av[k];
+          for (int32_t q = brp[aci[k]]; q < brp[aci[k] + 1]; ++q) {
+            const int32_t j = bci[q];
+            acc[size_t(j)] += aik * bv[q];
+            list[size_t(n)] = j;  // list has cols + 1 slots, so this write is always in range
+            n += marker[size_t(j)] != stamp;
+            marker[size_t(j)] = stamp;
+          }
+        }
+        int32_t* l = list.data();
+        if (n <= 32) {
+          for (int32_t x = 1; x < n; ++x) {
+            const int32_t v = l[x];
+            int32_t y = x;
+            for (; y > 0 && l[y - 1] > v; --y) l[y] = l[y - 1];
+            l[y] = v;
+          }
+        } else {
+          std::sort(l, l + n);
+        }
+        for (int32_t x = 0; x < n; ++x) {
+          cci[start + x] = l[x];
+          cvals[start + x] = acc[size_t(l[x])];
+          acc[size_t(l[x])] = T(0);
+        }
       }
-      for (int32_t p = start; p < end; ++p) cvals[p] = acc[size_t(cci[p])];
     }
   });
   prof.numeric_ms = ms_since(t0);
   if (profile) *profile = prof;
 }
 
-template void spgemm<float>(const CsrPattern&, const float*, const CsrPattern&, const float*, CsrPattern&,
-                            std::vector<float>&, SpgemmProfile*);
-template void spgemm<double>(const CsrPattern&, const double*, const CsrPattern&, const double*, CsrPattern&,
-                             std::vector<double>&, SpgemmProfile*);
+template void spgemm<float>(const CsrPattern&, const float*, const CsrPattern&, const float*, CsrPattern&, Tensor&,
+                            SpgemmProfile*);
+template void spgemm<double>(const CsrPattern&, const double*, const CsrPattern&, const double*, CsrPattern&, Tensor&,
+                             SpgemmProfile*);
 
 }  // namespace ember::sparse::cpu

@@ -1,5 +1,6 @@
 // SpMV, SpMM and SDDMM: one pass over the CSR arrays, rows split across threads by nonzeros.
 #include <algorithm>
+#include <type_traits>
 
 #include "ops/sparse/cpu/kernels.h"
 #include "ops/sparse/cpu/partition.h"
@@ -12,6 +13,8 @@ constexpr int64_t kGrain = 1 << 15;  // nonzeros below which a second thread cos
 
 template <class T>
 void spmv(const CsrPattern& a, const T* values, const T* x, T* y) {
+  if constexpr (std::is_same_v<T, float>)
+    if (spmv_avx512(a, values, x, y)) return;
   const int32_t* rp = a.row_ptr.data();
   const int32_t* ci = a.col_idx.data();
   parallel_rows(rp, a.rows, kGrain, [&](int64_t lo, int64_t hi) {

@@ -141,7 +141,7 @@ DeviceCsr DeviceCsr::upload(const CsrTensor& a) {
 }
 
 CsrTensor DeviceCsr::download() const {
-  std::vector<int32_t> rp(size_t(rows + 1)), ci(size_t(nnz));
+  std::vector<int32_t> rp(static_cast<size_t>(rows + 1)), ci(static_cast<size_t>(nnz));
   row_ptr.download(rp.data(), rp.size() * sizeof(int32_t));
   col_idx.download(ci.data(), ci.size() * sizeof(int32_t));
   Tensor v = empty({nnz}, DType::Float32);
