@@ -101,10 +101,13 @@ TEST(SparseKernels, SpgemmMatchesReferenceAndIsSorted) {
     int64_t m, k, n;
     double da, db;
   };
-  // Low densities take the sort path, high ones the marker-scan path (row > cols / 8).
+  // Rows with at least cols / 64 nonzeros take the bitset path, sparser ones the list path: the
+  // last three cases cover lists short enough for insertion sort, lists for std::sort, and (with
+  // the 700-row case) rows split across threads.
   const G cases[] = {{1, 1, 1, 1, 1},        {0, 4, 3, 0.5, 0.5},    {4, 0, 3, 0.5, 0.5},   {4, 3, 0, 0.5, 0.5},
                      {1, 40, 30, 0.3, 0.2},  {7, 33, 5, 0.3, 0.4},   {127, 127, 127, 0.05, 0.05},
-                     {60, 50, 70, 0.6, 0.5}, {700, 500, 400, 0.02, 0.03}};
+                     {60, 50, 70, 0.6, 0.5}, {700, 500, 400, 0.02, 0.03}, {300, 300, 5000, 0.01, 0.001},
+                     {40, 200, 20000, 0.05, 0.001}, {2000, 100, 3000, 0.02, 0.005}};
   uint64_t seed = 500;
   for (const G& c : cases)
     for (DType t : {DType::Float32, DType::Float64}) {
