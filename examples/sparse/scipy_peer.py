@@ -7,7 +7,10 @@ Same hygiene as bench_sparse: warm-up calls, then `repeats` samples, each a batc
 at least min_batch_ms, and the median per call. Writes per case: op_ms (the operation alone),
 setup_ms (csr_matrix(dense) + the operation, the dense matrix built beforehand, untimed), and
 checksums (sum of y; nonzeros and sum of C) so bench_sparse can confirm identical results.
+Where asked ("dense": true), also NumPy's dense product on the same matrix (OpenBLAS; its thread
+count comes from OPENBLAS_NUM_THREADS, set by bench_sparse) as a tuned dense baseline.
 """
+import ctypes
 import json
 import math
 import struct
@@ -57,6 +60,17 @@ def time_it(f, warmup, repeats, min_batch_ms):
     return {"ms": med, "min_ms": samples[0], "batch": batch}
 
 
+def blas_name():
+    """The OpenBLAS kernel NumPy will use (as threadpoolctl would report it), or 'unknown'."""
+    try:
+        lib = ctypes.CDLL("libopenblas.so.0")
+        lib.openblas_get_corename.restype = ctypes.c_char_p
+        lib.openblas_get_config.restype = ctypes.c_char_p
+        return f"{lib.openblas_get_config().decode()}, core {lib.openblas_get_corename().decode()}"
+    except (OSError, AttributeError):
+        return "unknown"
+
+
 def main():
     spec = json.load(open(sys.argv[1]))
     w, r, mb = spec["warmup"], spec["repeats"], spec["min_batch_ms"]
@@ -68,9 +82,12 @@ def main():
             y = a @ x
             res["sum"] = float(np.sum(y, dtype=np.float64))
             t = time_it(lambda: a @ x, w, r, mb)
-            if case["setup"]:
+            if case["setup"] or case.get("dense"):
                 d = a.toarray()
+            if case["setup"]:
                 s = time_it(lambda: sp.csr_matrix(d) @ x, w, r, 0.0)
+            if case.get("dense"):
+                res["dense_ms"] = time_it(lambda: d @ x, w, r, mb)["ms"]
         else:
             c = a @ a
             c.sort_indices()
@@ -78,8 +95,11 @@ def main():
             res["c_sum"] = float(np.sum(c.data, dtype=np.float64))
             res["c_sorted_by_scipy"] = bool((a @ a).has_sorted_indices)
             t = time_it(lambda: a @ a, w, r, mb)
-            if case["setup"]:
+            if case["setup"] or case.get("dense"):
                 d = a.toarray()
+            if case.get("dense"):
+                res["dense_ms"] = time_it(lambda: d @ d, w, r, mb)["ms"]
+            if case["setup"]:
 
                 def with_setup():
                     s_ = sp.csr_matrix(d)
@@ -89,10 +109,8 @@ def main():
         if case["setup"]:
             res["setup_ms"], res["setup_min_ms"] = s["ms"], s["min_ms"]
         results[case["id"]] = res
-        print(f"\rscipy: {case['id']:<40}", end="", file=sys.stderr, flush=True)
-    print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
     json.dump({"scipy_version": scipy.__version__, "numpy_version": np.__version__,
-               "python": sys.version.split()[0], "results": results}, open(sys.argv[2], "w"), indent=1)
+               "python": sys.version.split()[0], "blas": blas_name(), "results": results}, open(sys.argv[2], "w"), indent=1)
 
 
 if __name__ == "__main__":

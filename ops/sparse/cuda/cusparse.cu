@@ -76,7 +76,7 @@ bool available() {
   int n = 0;
   cudaError_t s = cudaGetDeviceCount(&n);
   if (s != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    cudaGetLastError();  // reset the runtime's last-error state so that later checks start clean
     return false;
   }
   return n > 0;
