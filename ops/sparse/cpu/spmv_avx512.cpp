@@ -2,8 +2,8 @@
 // x86-64, where each nonzero costs a scalar load of x; here 16 nonzeros of a row are handled by one
 // gather and one FMA, and a row's tail by the same instructions under a mask, so short rows need
 // no scalar loop. Chosen at run time, so the library still runs on CPUs without AVX-512.
-// Measured on this machine's EPYC (Zen 5): 20 nonzeros per row 0.27 -> 0.21 ms; 800 per row
-// 6.3 -> 2.1 ms (one thread; see NOTES.md).
+// Rows under 16 nonzeros stay scalar. Measured on this machine's EPYC (Zen 5), one thread: 20
+// nonzeros per row 0.27 -> 0.21 ms; 800 per row 6.3 -> 2.1 ms (see NOTES.md).
 #include "ops/sparse/cpu/kernels.h"
 #include "ops/sparse/cpu/partition.h"
 
@@ -24,6 +24,12 @@ __attribute__((target("avx512f"))) void spmv_rows_avx512(const int32_t* rp, cons
   for (int64_t i = lo; i < hi; ++i) {
     int32_t k = rp[i];
     const int32_t e = rp[i + 1];
+    if (e - k < 16) {  // short rows: a gather and a 16-lane reduction cost more than scalar loads
+      float s = 0;
+      for (; k < e; ++k) s += v[k] * x[ci[k]];
+      y[i] = s;
+      continue;
+    }
     __m512 acc = _mm512_setzero_ps();
     for (; k + 16 <= e; k += 16) {
       __m512i idx = _mm512_loadu_si512(ci + k);
