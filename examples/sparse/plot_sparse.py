@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Plots for the sparse study from bench_sparse's JSON.
 
-Usage: /usr/bin/python3 examples/sparse/plot_sparse.py RESULTS.json OUTDIR
-Writes spmv_time.png, spgemm_time.png, spmv_bandwidth.png and setup_share.png.
+Usage: /usr/bin/python3 examples/sparse/plot_sparse.py RESULTS.json [MORE.json ...] OUTDIR
+Writes spmv_time.png, spgemm_time.png, spmv_bandwidth.png and setup_share.png. With several files,
+each operation's rows (and the SpMV file's copy bandwidth) come from the last file that has any.
 """
 import json
 import os
@@ -29,6 +30,7 @@ def time_plot(res, op, path):
              ("ember_t1_ms", "Ember CSR, 1 thread", "C0", ":"),
              ("scipy_ms", "SciPy CSR (1 thread)", "C1", "-"),
              ("dense_ms", "dense (Ember matmul)", "C2", "-"),
+             ("numpy_dense_ms", "dense (NumPy/OpenBLAS, 2 threads)", "C5", "-"),
              (f"ember_setup_t{tmax}_ms", "Ember, from dense (setup incl.)", "C0", "--"),
              ("scipy_setup_ms", "SciPy, from dense (setup incl.)", "C1", "--"),
              ("cusparse_ms", "cuSPARSE", "C3", "-"),
@@ -93,8 +95,15 @@ def setup_plot(res, path):
 
 
 def main():
-    res = json.load(open(sys.argv[1]))
-    out = sys.argv[2]
+    files = [json.load(open(p)) for p in sys.argv[1:-1]]
+    out = sys.argv[-1]
+    res = dict(files[0])
+    for f in files:
+        for op in ("spmv", "spgemm"):
+            if f.get(op):
+                res[op] = f[op]
+                if op == "spmv" and "stream" in f:
+                    res["stream"] = f["stream"]
     os.makedirs(out, exist_ok=True)
     time_plot(res, "spmv", os.path.join(out, "spmv_time.png"))
     time_plot(res, "spgemm", os.path.join(out, "spgemm_time.png"))
