@@ -2,6 +2,7 @@
 // handles, descriptors and workspace (see cusparse.h).
 #include "ops/sparse/cuda/cusparse.h"
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <vector>
@@ -146,6 +147,21 @@ CsrTensor DeviceCsr::download() const {
   col_idx.download(ci.data(), ci.size() * sizeof(int32_t));
   Tensor v = empty({nnz}, DType::Float32);
   values.download(v.data<float>(), size_t(nnz) * sizeof(float));
+  // cuSPARSE does not promise sorted columns in every result (SpGEMM's among them), while a CsrPattern
+  // must be sorted: sort the rows that are not, carrying their values along, then validate.
+  float* pv = v.data<float>();
+  std::vector<std::pair<int32_t, float>> row;
+  for (int64_t i = 0; i < rows; ++i) {
+    int32_t b = rp[size_t(i)], e = rp[size_t(i + 1)];
+    if (b < 0 || e > nnz || b > e || std::is_sorted(ci.begin() + b, ci.begin() + e)) continue;
+    row.clear();
+    for (int32_t k = b; k < e; ++k) row.push_back({ci[size_t(k)], pv[k]});
+    std::sort(row.begin(), row.end());
+    for (int32_t k = b; k < e; ++k) {
+      ci[size_t(k)] = row[size_t(k - b)].first;
+      pv[k] = row[size_t(k - b)].second;
+    }
+  }
   std::vector<int64_t> rp64(rp.begin(), rp.end()), ci64(ci.begin(), ci.end());
   return CsrTensor(make_csr_pattern(rows, cols, rp64, ci64, "cuda::DeviceCsr::download"), v);
 }

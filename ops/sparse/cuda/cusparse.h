@@ -56,7 +56,7 @@ struct DeviceCsr {
   std::shared_ptr<void> descr;  // cusparseSpMatDescr_t, created on first use
 
   static DeviceCsr upload(const CsrTensor& a);  // a's values must be float32
-  CsrTensor download() const;                    // validated on the way back
+  CsrTensor download() const;                    // rows sorted where needed, then validated
 };
 
 // A float32 row-major matrix on the GPU; a vector is a [n, 1] matrix.
