@@ -1,0 +1,178 @@
+#include "bench_util.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include <unistd.h>
+
+#include "framework/parallel.h"
+
+namespace bench {
+
+Timing time_it(const std::function<void()>& f, int warmup, int repeats, double min_batch_ms) {
+  for (int i = 0; i < warmup; ++i) f();
+  auto t0 = Clock::now();
+  f();  // also a warm-up call; its time sizes the batches
+  double one = std::max(ms_since(t0), 1e-6);
+  Timing t;
+  t.batch = std::min<int64_t>(100000, std::max<int64_t>(1, int64_t(std::ceil(min_batch_ms / one))));
+  std::vector<double> samples;
+  for (int r = 0; r < std::max(repeats, 1); ++r) {
+    auto s = Clock::now();
+    for (int64_t i = 0; i < t.batch; ++i) f();
+    samples.push_back(ms_since(s) / double(t.batch));
+  }
+  std::sort(samples.begin(), samples.end());
+  t.repeats = int(samples.size());
+  t.min_ms = samples.front();
+  size_t m = samples.size();
+  t.median_ms = m % 2 ? samples[m / 2] : 0.5 * (samples[m / 2 - 1] + samples[m / 2]);
+  return t;
+}
+
+double stream_copy_gbs(size_t bytes, int threads, int repeats) {
+  size_t n = bytes / sizeof(float);
+  std::unique_ptr<float[]> a(new float[n]), b(new float[n]);
+  int prev = ember::num_threads();
+  omp_set_num_threads(threads);
+  // First touch by the same threads that copy (what STREAM does).
+  ember::parallel_for(int64_t(n), 1 << 16, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) a[size_t(i)] = float(i & 1023), b[size_t(i)] = 0;
+  });
+  double best = 1e30;
+  for (int r = 0; r < repeats; ++r) {
+    auto t0 = Clock::now();
+    ember::parallel_for(int64_t(n), 1 << 16, [&](int64_t lo, int64_t hi) {
+      std::copy(a.get() + lo, a.get() + hi, b.get() + lo);
+    });
+    best = std::min(best, ms_since(t0));
+  }
+  omp_set_num_threads(prev);
+  if (b[n / 2] != a[n / 2]) return 0;  // keeps the copy observable
+  return 2.0 * double(n * sizeof(float)) / (best * 1e6);
+}
+
+ember::CsrTensor random_csr(int64_t n, double density, uint64_t seed) {
+  ember::Generator g(seed);
+  auto p = std::make_shared<ember::CsrPattern>();
+  p->rows = p->cols = n;
+  p->row_ptr.reserve(size_t(n + 1));
+  p->row_ptr.push_back(0);
+  size_t expect = size_t(double(n) * double(n) * density * 1.01) + 16;
+  p->col_idx.reserve(expect);
+  std::vector<float> vals;
+  vals.reserve(expect);
+  const double log_q = std::log1p(-std::min(density, 1.0 - 1e-12));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t j = -1;
+    while (true) {
+      // Gap to the next nonzero: geometric with success probability `density`.
+      double u = 1.0 - g.uniform();  // (0, 1]
+      j += 1 + (density >= 1.0 ? 0 : int64_t(std::floor(std::log(u) / log_q)));
+      if (j >= n) break;
+      p->col_idx.push_back(int32_t(j));
+      vals.push_back(float(g.normal()));
+    }
+    p->row_ptr.push_back(int32_t(p->col_idx.size()));
+  }
+  ember::Tensor v = ember::from_vector(vals, {int64_t(vals.size())});
+  return ember::CsrTensor(std::move(p), v);
+}
+
+std::string cpu_name() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+int64_t cache_bytes(int level) {
+  for (int idx = 0; idx < 8; ++idx) {
+    std::string base = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(idx) + "/";
+    std::ifstream lv(base + "level"), ty(base + "type"), sz(base + "size");
+    int l = 0;
+    std::string type, size;
+    if (!(lv >> l) || !(ty >> type) || !(sz >> size)) continue;
+    if (l != level || type == "Instruction") continue;
+    int64_t v = std::stoll(size);
+    char unit = size.back();
+    return unit == 'K' ? v << 10 : unit == 'M' ? v << 20 : v;
+  }
+  return 0;
+}
+
+CpuSample cpu_sample() {
+  CpuSample s;
+  std::ifstream st("/proc/stat");
+  std::string cpu;
+  double v[8] = {0};
+  st >> cpu;
+  for (double& x : v) st >> x;  // user nice system idle iowait irq softirq steal
+  for (double x : v) s.total += x;
+  s.busy = s.total - v[3] - v[4];
+  std::ifstream self("/proc/self/stat");
+  std::string line;
+  std::getline(self, line);
+  // Fields after the ")" that closes the command name: state is field 3; utime..cstime are 14..17.
+  std::istringstream rest(line.substr(line.rfind(')') + 2));
+  std::string field;
+  for (int i = 3; i <= 17 && rest >> field; ++i)
+    if (i >= 14) s.self += std::stod(field);
+  return s;
+}
+
+double others_cores(const CpuSample& a, const CpuSample& b) {
+  double dt = b.total - a.total;
+  if (dt <= 0) return 0;
+  double cores = double(std::max(1, int(sysconf(_SC_NPROCESSORS_ONLN))));
+  return std::max(0.0, (b.busy - a.busy) - (b.self - a.self)) / dt * cores;
+}
+
+double wait_quiet(double max_s, double threshold) {
+  auto t0 = Clock::now();
+  double used = 0;
+  do {
+    CpuSample a = cpu_sample();
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    used = others_cores(a, cpu_sample());
+    if (used < threshold) break;
+  } while (ms_since(t0) < max_s * 1e3);
+  return used;
+}
+
+void Progress::step(const std::string& what) {
+  ++count_;
+  int width = 30, filled = total_ > 0 ? width * count_ / total_ : width;
+  std::fprintf(stderr, "\r[%s%s] %d/%d %-40s", std::string(size_t(filled), '#').c_str(),
+               std::string(size_t(width - filled), ' ').c_str(), count_, total_, what.c_str());
+  std::fflush(stderr);
+}
+
+void Progress::done() {
+  std::fprintf(stderr, "\r%-90s\r", "");
+  std::fflush(stderr);
+}
+
+std::vector<double> parse_list(const std::string& s) {
+  std::vector<double> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(std::stod(item));
+  return out;
+}
+
+}  // namespace bench
