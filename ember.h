@@ -22,3 +22,4 @@
 #include "ops/reduce/reduce.h"
 #include "ops/shape/shape_ops.h"
 #include "ops/softmax/softmax.h"
+#include "ops/sparse/sparse_ops.h"
