@@ -72,16 +72,17 @@ if [ -x "$BUILD_DIR/bin/bench_matmul" ]; then
   step bench_matmul_cuda 60 "$BUILD_DIR/bin/bench_matmul" --device cuda --sizes 1024,4096 --json "$OUT/bench_matmul_cuda.json"
 fi
 
-# Attention study (issue: flash attention): added here once bench_attention has a CUDA path.
+# Attention study: standard vs flash on the GPU, N up to 16384, d 64 and 128, causal and not.
 if [ -x "$BUILD_DIR/bin/bench_attention" ]; then
-  step bench_attention_cuda 90 "$BUILD_DIR/bin/bench_attention" --device cuda --json "$OUT/bench_attention_cuda.json"
+  step bench_attention_cuda 90 "$BUILD_DIR/bin/bench_attention" --device cuda --seq 256,512,1024,2048,4096,8192,16384 \
+    --head-dim 64,128 --causal both --repeats 5 --json "$OUT/bench_attention_cuda.json"
 else
   note "bench_attention: not built yet, skipped"
 fi
 
-# Sparse study (issue: SpMV/SpGEMM): added here once bench_sparse has a CUDA path.
+# Sparse study: cuSPARSE SpMV and SpGEMM across densities, with and without setup costs.
 if [ -x "$BUILD_DIR/bin/bench_sparse" ]; then
-  step bench_sparse_cuda 90 "$BUILD_DIR/bin/bench_sparse" --device cuda --json "$OUT/bench_sparse_cuda.json"
+  step bench_sparse_cuda 90 "$BUILD_DIR/bin/bench_sparse" --device cuda --wait-quiet 0 --json "$OUT/bench_sparse_cuda.json"
 else
   note "bench_sparse: not built yet, skipped"
 fi
