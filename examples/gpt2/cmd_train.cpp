@@ -46,8 +46,8 @@ int train(int argc, char** argv) {
                      "it as a Hugging Face folder, and print a sample.");
   o.add_options()("data", "folder of text files", cxxopts::value<std::string>()->default_value("/usr/share/games/fortunes"))(
       "out", "output model folder", cxxopts::value<std::string>()->default_value("results/gpt2-fortunes"))(
-      "steps", "optimizer steps at most", cxxopts::value<int64_t>()->default_value("3000"))(
-      "minutes", "stop after this many minutes of training", cxxopts::value<double>()->default_value("14"))(
+      "steps", "optimizer steps at most", cxxopts::value<int64_t>()->default_value("2200"))(
+      "minutes", "stop after this many minutes of training", cxxopts::value<double>()->default_value("15"))(
       "batch", "sequences per step", cxxopts::value<int64_t>()->default_value("16"))(
       "context", "tokens per sequence (and the model's context length)", cxxopts::value<int64_t>()->default_value("128"))(
       "layers", "transformer blocks", cxxopts::value<int64_t>()->default_value("4"))(
