@@ -82,9 +82,12 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
   const T* b = static_cast<const T*>(g.b);
   T* c = static_cast<T*>(g.c);
   const int MR = cfg.mr, NR = cfg.nr;
-  const int64_t KC = std::min(cfg.kc, g.k);
-  const int64_t MC = std::min(cfg.mc, round_up(g.m, MR));
-  const int64_t NC = std::min(cfg.nc, round_up(g.n, NR));
+  int64_t kc0 = getenv("TUNE_KC") ? atoi(getenv("TUNE_KC")) : cfg.kc;
+  int64_t mc0 = getenv("TUNE_MC") ? atoi(getenv("TUNE_MC")) : cfg.mc;
+  int64_t nc0 = getenv("TUNE_NC") ? atoi(getenv("TUNE_NC")) : cfg.nc;
+  const int64_t KC = std::min(kc0, g.k);
+  const int64_t MC = std::min(mc0, round_up(g.m, MR));
+  const int64_t NC = std::min(nc0, round_up(g.n, NR));
   T* bp = scratch<T>(0, size_t(KC * NC));
   T* ap = scratch<T>(1, size_t(KC * MC));
 
@@ -106,24 +109,32 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
         const int64_t mc = std::min(MC, g.m - ic), mpanels = (mc + MR - 1) / MR;
 #pragma omp for schedule(static)
         for (int64_t ip = 0; ip < mpanels; ++ip) pack_a_sliver(g, a, ic + ip * MR, pc, kc, MR, ap + ip * MR * kc);
-#pragma omp for collapse(2) schedule(static)
-        for (int64_t jp = 0; jp < npanels; ++jp)
-          for (int64_t ip = 0; ip < mpanels; ++ip) {
-            const int64_t i0 = ic + ip * MR, j0 = jc + jp * NR;
-            const int64_t rows = std::min<int64_t>(MR, g.m - i0), cols = std::min<int64_t>(NR, g.n - j0);
-            const T* as = ap + ip * MR * kc;
-            const T* bs = bp + jp * NR * kc;
-            T* cij = c + i0 * g.c_rs + j0;
-            if (rows == MR && cols == NR) {
-              cfg.kernel(kc, as, bs, cij, g.c_rs, accumulate);
-              continue;
-            }
-            alignas(64) T tile[16 * 64];  // >= the largest MR x NR of any config
-            cfg.kernel(kc, as, bs, tile, NR, false);
-            for (int64_t i = 0; i < rows; ++i)
-              for (int64_t j = 0; j < cols; ++j)
-                cij[i * g.c_rs + j] = accumulate ? cij[i * g.c_rs + j] + tile[i * NR + j] : tile[i * NR + j];
-          }
+        auto tile = [&](int64_t jp, int64_t ip) {
+          const int64_t i0 = ic + ip * MR, j0 = jc + jp * NR;
+          const int64_t rows = std::min<int64_t>(MR, g.m - i0), cols = std::min<int64_t>(NR, g.n - j0);
+          const T* as = ap + ip * MR * kc;
+          const T* bs = bp + jp * NR * kc;
+          T* cij = c + i0 * g.c_rs + j0;
+          if (rows == MR && cols == NR) return cfg.kernel(kc, as, bs, cij, g.c_rs, accumulate);
+          alignas(64) T edge[16 * 64];  // >= the largest MR x NR of any config
+          cfg.kernel(kc, as, bs, edge, NR, false);
+          for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = 0; j < cols; ++j)
+              cij[i * g.c_rs + j] = accumulate ? cij[i * g.c_rs + j] + edge[i * NR + j] : edge[i * NR + j];
+        };
+        // Whole columns of tiles per task when there are enough of them (a thread keeps its B
+        // sliver in L1 across the column); single tiles otherwise (a narrow C, e.g. n = 32).
+        // Dynamic, so that a thread slowed by another process on its core does not hold the
+        // other one at the barrier.
+        if (npanels >= 4 * nt) {
+#pragma omp for schedule(dynamic, 1)
+          for (int64_t jp = 0; jp < npanels; ++jp)
+            for (int64_t ip = 0; ip < mpanels; ++ip) tile(jp, ip);
+        } else {
+#pragma omp for collapse(2) schedule(dynamic, 1)
+          for (int64_t jp = 0; jp < npanels; ++jp)
+            for (int64_t ip = 0; ip < mpanels; ++ip) tile(jp, ip);
+        }
       }
     }
   }
