@@ -11,8 +11,7 @@
 // Packing reads A and B through their row and column strides, so transposed and other strided
 // views cost nothing extra, and it zero-pads the edge slivers so the micro-kernel always runs on
 // full MR x NR tiles (edge tiles go through a small buffer). One OpenMP region spans the whole
-// product; the threads share the packing and split the (jr, ir) tiles of each block, so each
-// thread's tiles reuse a B sliver it keeps in its own L1 while both read the same packed A.
+// product; each thread owns a fixed part of C (see packed() below).
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
@@ -76,64 +75,96 @@ void pack_b_sliver(const GemmArgs& g, const T* b, int64_t p0, int64_t j0, int64_
   }
 }
 
+// How nt threads split C: a tm x tn grid of row and column ranges (tm * tn = nt), chosen so that
+// the largest share (rounded up to whole MR x NR tiles) is smallest; on a near tie rows are split,
+// since then no thread packs the same rows of A twice.
+struct Grid {
+  int tm = 1, tn = 1;
+};
+Grid thread_grid(int nt, int64_t mpanels, int64_t npanels) {
+  Grid best;
+  double best_load = -1;
+  for (int tm = nt; tm >= 1; --tm) {
+    if (nt % tm) continue;
+    int tn = nt / tm;
+    double load = double((mpanels + tm - 1) / tm) * double((npanels + tn - 1) / tn);
+    if (best_load < 0 || load < 0.95 * best_load) best = {tm, tn}, best_load = load;
+  }
+  return best;
+}
+
 template <class T>
 void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
   const T* a = static_cast<const T*>(g.a);
   const T* b = static_cast<const T*>(g.b);
   T* c = static_cast<T*>(g.c);
   const int MR = cfg.mr, NR = cfg.nr;
-  int64_t kc0 = getenv("TUNE_KC") ? atoi(getenv("TUNE_KC")) : cfg.kc;
-  int64_t mc0 = getenv("TUNE_MC") ? atoi(getenv("TUNE_MC")) : cfg.mc;
-  int64_t nc0 = getenv("TUNE_NC") ? atoi(getenv("TUNE_NC")) : cfg.nc;
-  const int64_t KC = std::min(kc0, g.k);
-  const int64_t MC = std::min(mc0, round_up(g.m, MR));
-  const int64_t NC = std::min(nc0, round_up(g.n, NR));
-  T* bp = scratch<T>(0, size_t(KC * NC));
-  T* ap = scratch<T>(1, size_t(KC * MC));
+  const int64_t KC = std::min(cfg.kc, g.k);
+  const int64_t MC = std::min(cfg.mc, round_up(g.m, MR));
+  const int64_t NC = std::min(cfg.nc, round_up(g.n, NR));
 
   // Threads pay off from about 64^3 multiply-adds (waking them costs a few microseconds).
   int nt = 1;
 #ifdef _OPENMP
   if (!omp_in_parallel() && double(g.m) * double(g.n) * double(g.k) >= 262144.0) nt = num_threads();
 #endif
+  const int64_t mpanels_all = (g.m + MR - 1) / MR;
+  const Grid grid = thread_grid(nt, mpanels_all, (NC + NR - 1) / NR);
+  T* bp = scratch<T>(0, size_t(KC * NC));                // shared: the packed kc x nc block of B
+  T* ap_all = scratch<T>(1, size_t(nt * KC * MC));       // private: one packed mc x kc block of A per thread
 
+  // Each thread owns a fixed range of C's rows and columns for the whole product, packs its own
+  // blocks of A, and helps pack the shared block of B. The only synchronisation is two barriers
+  // per block of B (packed before use, used before it is overwritten): few barriers matter on a
+  // machine where another process may hold a core, as a barrier then waits for a whole time slice.
 #pragma omp parallel num_threads(nt) if (nt > 1)
-  for (int64_t jc = 0; jc < g.n; jc += NC) {
-    const int64_t nc = std::min(NC, g.n - jc), npanels = (nc + NR - 1) / NR;
-    for (int64_t pc = 0; pc < g.k; pc += KC) {
-      const int64_t kc = std::min(KC, g.k - pc);
-      const bool accumulate = pc > 0;
-#pragma omp for schedule(static)
-      for (int64_t jp = 0; jp < npanels; ++jp) pack_b_sliver(g, b, pc, jc + jp * NR, kc, NR, bp + jp * NR * kc);
-      for (int64_t ic = 0; ic < g.m; ic += MC) {
-        const int64_t mc = std::min(MC, g.m - ic), mpanels = (mc + MR - 1) / MR;
-#pragma omp for schedule(static)
-        for (int64_t ip = 0; ip < mpanels; ++ip) pack_a_sliver(g, a, ic + ip * MR, pc, kc, MR, ap + ip * MR * kc);
-        auto tile = [&](int64_t jp, int64_t ip) {
-          const int64_t i0 = ic + ip * MR, j0 = jc + jp * NR;
-          const int64_t rows = std::min<int64_t>(MR, g.m - i0), cols = std::min<int64_t>(NR, g.n - j0);
-          const T* as = ap + ip * MR * kc;
-          const T* bs = bp + jp * NR * kc;
-          T* cij = c + i0 * g.c_rs + j0;
-          if (rows == MR && cols == NR) return cfg.kernel(kc, as, bs, cij, g.c_rs, accumulate);
-          alignas(64) T edge[16 * 64];  // >= the largest MR x NR of any config
-          cfg.kernel(kc, as, bs, edge, NR, false);
-          for (int64_t i = 0; i < rows; ++i)
-            for (int64_t j = 0; j < cols; ++j)
-              cij[i * g.c_rs + j] = accumulate ? cij[i * g.c_rs + j] + edge[i * NR + j] : edge[i * NR + j];
-        };
-        // Whole columns of tiles per task when there are enough of them (a thread keeps its B
-        // sliver in L1 across the column); single tiles otherwise (a narrow C, e.g. n = 32).
-        // Dynamic, so that a thread slowed by another process on its core does not hold the
-        // other one at the barrier.
-        if (npanels >= 4 * nt) {
-#pragma omp for schedule(dynamic, 1)
-          for (int64_t jp = 0; jp < npanels; ++jp)
-            for (int64_t ip = 0; ip < mpanels; ++ip) tile(jp, ip);
-        } else {
-#pragma omp for collapse(2) schedule(dynamic, 1)
-          for (int64_t jp = 0; jp < npanels; ++jp)
-            for (int64_t ip = 0; ip < mpanels; ++ip) tile(jp, ip);
+  {
+#ifdef _OPENMP
+    const int t = omp_get_thread_num(), threads = omp_get_num_threads();
+#else
+    const int t = 0, threads = 1;
+#endif
+    Grid gr = threads == nt ? grid : Grid{threads, 1};  // the runtime may grant fewer threads
+    const int ti = t / gr.tn, tj = t % gr.tn;
+    const int64_t mshare = (mpanels_all + gr.tm - 1) / gr.tm;
+    const int64_t row0 = std::min(g.m, ti * mshare * MR), row1 = std::min(g.m, (ti + 1) * mshare * MR);
+    T* ap = ap_all + t * KC * MC;
+    bool first = true;
+    for (int64_t jc = 0; jc < g.n; jc += NC) {
+      const int64_t nc = std::min(NC, g.n - jc), npanels = (nc + NR - 1) / NR;
+      const int64_t nshare = (npanels + gr.tn - 1) / gr.tn;
+      const int64_t jp0 = std::min(npanels, tj * nshare), jp1 = std::min(npanels, (tj + 1) * nshare);
+      for (int64_t pc = 0; pc < g.k; pc += KC) {
+        const int64_t kc = std::min(KC, g.k - pc);
+        const bool accumulate = pc > 0;
+        if (!first) {
+#pragma omp barrier
+        }
+        first = false;
+        for (int64_t jp = t; jp < npanels; jp += threads) pack_b_sliver(g, b, pc, jc + jp * NR, kc, NR, bp + jp * NR * kc);
+#pragma omp barrier
+        if (jp0 >= jp1) continue;
+        for (int64_t ic = row0; ic < row1; ic += MC) {
+          const int64_t mc = std::min(MC, row1 - ic), mpanels = (mc + MR - 1) / MR;
+          for (int64_t ip = 0; ip < mpanels; ++ip) pack_a_sliver(g, a, ic + ip * MR, pc, kc, MR, ap + ip * MR * kc);
+          // The B sliver of one column of tiles stays in L1/L2 while the A slivers stream past it.
+          for (int64_t jp = jp0; jp < jp1; ++jp)
+            for (int64_t ip = 0; ip < mpanels; ++ip) {
+              const int64_t i0 = ic + ip * MR, j0 = jc + jp * NR;
+              const int64_t rows = std::min<int64_t>(MR, g.m - i0), cols = std::min<int64_t>(NR, g.n - j0);
+              const T* as = ap + ip * MR * kc;
+              const T* bs = bp + jp * NR * kc;
+              T* cij = c + i0 * g.c_rs + j0;
+              if (rows == MR && cols == NR) {
+                cfg.kernel(kc, as, bs, cij, g.c_rs, accumulate);
+                continue;
+              }
+              alignas(64) T edge[16 * 64];  // >= the largest MR x NR of any config
+              cfg.kernel(kc, as, bs, edge, NR, false);
+              for (int64_t i = 0; i < rows; ++i)
+                for (int64_t j = 0; j < cols; ++j)
+                  cij[i * g.c_rs + j] = accumulate ? cij[i * g.c_rs + j] + edge[i * NR + j] : edge[i * NR + j];
+            }
         }
       }
     }
