@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
   options.add_options()
       ("device", "cpu or cuda", cxxopts::value<std::string>()->default_value("cpu"))
       ("sizes", "square sizes n (n x n @ n x n), comma-separated", cxxopts::value<std::string>()->default_value("64,128,256,512,1024,2048"))
+      ("shapes", "extra products MxKxN (M x K @ K x N), comma-separated, e.g. 128x784x256", cxxopts::value<std::string>()->default_value(""))
       ("gpt2-tokens", "rows of the GPT-2 products (0: skip them)", cxxopts::value<int64_t>()->default_value("64"))
       ("variants", "comma-separated; cpu: naive,ikj,blocked,packed,auto,blas", cxxopts::value<std::string>()->default_value(""))
       ("dtype", "float32 or float64", cxxopts::value<std::string>()->default_value("float32"))
@@ -111,6 +112,15 @@ int main(int argc, char** argv) {
       int64_t n = std::stoll(s);
       EMBER_CHECK(n > 0, "bench_matmul: sizes must be positive, got ", n);
       cfg.cases.push_back({n, n, n, str("n=", n)});
+    }
+    for (const std::string& s : split(args["shapes"].as<std::string>())) {
+      int64_t m = 0, k = 0, n = 0;
+      char x1 = 0, x2 = 0;
+      std::istringstream is(s);
+      is >> m >> x1 >> k >> x2 >> n;
+      EMBER_CHECK(!is.fail() && x1 == 'x' && x2 == 'x' && m > 0 && k > 0 && n > 0,
+                  "bench_matmul: --shapes wants MxKxN with positive sizes, got '", s, "'");
+      cfg.cases.push_back({m, k, n, str(m, "x", k, "@", k, "x", n)});
     }
     int64_t tokens = args["gpt2-tokens"].as<int64_t>();
     if (tokens > 0)

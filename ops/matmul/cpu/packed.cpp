@@ -75,6 +75,52 @@ void pack_b_sliver(const GemmArgs& g, const T* b, int64_t p0, int64_t j0, int64_
   }
 }
 
+// A product with fewer rows than this is a (few) matrix-vector product, e.g. one token of GPT-2
+// generation: packing B would copy all of B to use each element fewer than 4 times, so such
+// products stream B straight from its storage instead (skinny() below).
+constexpr int64_t kSkinnyRows = 4;
+
+// C = A B for m < kSkinnyRows, threads splitting the columns of C. With rows of B contiguous the
+// inner loop is an axpy over a row of B; with columns contiguous (B a transposed view) it is a dot
+// product, summed in eight independent partial sums so that it vectorises.
+template <class T>
+void skinny(const GemmArgs& g) {
+  const T* a = static_cast<const T*>(g.a);
+  const T* b = static_cast<const T*>(g.b);
+  T* c = static_cast<T*>(g.c);
+  int64_t grain = std::max<int64_t>(64, 65536 / std::max<int64_t>(1, g.m * g.k));
+  parallel_for(g.n, grain, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = 0; i < g.m; ++i) {
+      T* crow = c + i * g.c_rs;
+      const T* arow = a + i * g.a_rs;
+      if (g.b_rs == 1 && g.b_cs != 1) {
+        for (int64_t j = lo; j < hi; ++j) {
+          const T* bcol = b + j * g.b_cs;
+          T part[8] = {};
+          int64_t p = 0;
+          if (g.a_cs == 1)
+            for (; p + 8 <= g.k; p += 8)
+              for (int q = 0; q < 8; ++q) part[q] += arow[p + q] * bcol[p + q];
+          T acc = 0;
+          for (; p < g.k; ++p) acc += arow[p * g.a_cs] * bcol[p];
+          for (int q = 0; q < 8; ++q) acc += part[q];
+          crow[j] = acc;
+        }
+        continue;
+      }
+      std::fill(crow + lo, crow + hi, T(0));
+      for (int64_t p = 0; p < g.k; ++p) {
+        const T av = arow[p * g.a_cs];
+        const T* brow = b + p * g.b_rs;
+        if (g.b_cs == 1)
+          for (int64_t j = lo; j < hi; ++j) crow[j] += av * brow[j];
+        else
+          for (int64_t j = lo; j < hi; ++j) crow[j] += av * brow[j * g.b_cs];
+      }
+    }
+  });
+}
+
 // How nt threads split C: a tm x tn grid of row and column ranges (tm * tn = nt), chosen so that
 // the largest share (rounded up to whole MR x NR tiles) is smallest; on a near tie rows are split,
 // since then no thread packs the same rows of A twice.
@@ -183,6 +229,11 @@ void gemm_packed(const GemmArgs& g, CpuIsa isa) {
         if (g.dtype == DType::Float32) static_cast<float*>(g.c)[i * g.c_rs + j] = 0;
         else static_cast<double*>(g.c)[i * g.c_rs + j] = 0;
       }
+    return;
+  }
+  if (g.m < kSkinnyRows) {
+    if (g.dtype == DType::Float32) skinny<float>(g);
+    else skinny<double>(g);
     return;
   }
   if (g.dtype == DType::Float32) packed<float>(g, packed_config_f32(isa));
