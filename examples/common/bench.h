@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "framework/error.h"
@@ -155,6 +156,36 @@ inline CpuInfo cpu_info() {
   std::string line;
   while (std::getline(f, line)) c.logical_cpus += line.rfind("processor", 0) == 0;
   return c;
+}
+
+// The fraction of the machine's CPU time that was idle over the next `window_s` seconds (from
+// /proc/stat; 1 when it cannot be read). Other processes' work distorts timings on a shared box.
+inline double idle_fraction(double window_s = 0.5) {
+  auto read = [](double& idle, double& total) {
+    std::ifstream f("/proc/stat");
+    std::string cpu;
+    f >> cpu;
+    double v, sum = 0, id = 0;
+    for (int i = 0; i < 8 && (f >> v); ++i) {
+      sum += v;
+      if (i == 3 || i == 4) id += v;  // idle, iowait
+    }
+    idle = id, total = sum;
+    return cpu == "cpu" && sum > 0;
+  };
+  double i0, t0, i1, t1;
+  if (!read(i0, t0)) return 1.0;
+  std::this_thread::sleep_for(std::chrono::duration<double>(window_s));
+  if (!read(i1, t1) || t1 <= t0) return 1.0;
+  return (i1 - i0) / (t1 - t0);
+}
+
+// Waits (up to max_wait_s) until the CPUs were at least `threshold` idle over half a second, so
+// that a measurement starts on a quiet machine. Returns the idle fraction last seen.
+inline double wait_for_quiet(double max_wait_s, double threshold = 0.9) {
+  double t0 = now_s(), idle = idle_fraction();
+  while (idle < threshold && now_s() - t0 < max_wait_s) idle = idle_fraction();
+  return idle;
 }
 
 // Writes `j` to `path` (pretty), or throws ember::Error naming the path.

@@ -56,8 +56,12 @@ void print_table(const std::vector<Result>& results, const std::vector<std::stri
     if (ratio) std::cout << (blas > 0 ? bench::cell(100 * packed / blas, 12, 0) + "%" : bench::cell("-", 13));
     std::cout << "\n";
   }
-  for (const Result& r : results)
+  int noisy = 0;
+  for (const Result& r : results) {
     if (r.note.rfind("FAILED", 0) == 0) std::cout << "  " << r.shape.label << " " << r.variant << ": " << r.note << "\n";
+    noisy += r.idle_before >= 0 && r.idle_before < 0.9;
+  }
+  if (noisy) std::cout << noisy << " measurement(s) started while other processes used more than 10% of the CPUs\n";
 }
 
 }  // namespace
@@ -79,6 +83,7 @@ int main(int argc, char** argv) {
       ("threads", "CPU threads for Ember and OpenBLAS (0: all cores)", cxxopts::value<int>()->default_value("0"))
       ("naive-max", "skip the naive variant when a dimension exceeds this", cxxopts::value<int64_t>()->default_value("512"))
       ("fma-units", "FMA pipes per core, for the theoretical peak", cxxopts::value<int>()->default_value("2"))
+      ("wait-quiet", "before each measurement wait up to this many seconds for the CPUs to be 90% idle (shared machines)", cxxopts::value<double>()->default_value("0"))
       ("seed", "random seed of the operands", cxxopts::value<uint64_t>()->default_value("1"))
       ("json", "write the results to this JSON file", cxxopts::value<std::string>())
       ("h,help", "show this help");
@@ -138,6 +143,7 @@ int main(int argc, char** argv) {
     cfg.naive_max = args["naive-max"].as<int64_t>();
     cfg.fma_units = args["fma-units"].as<int>();
     cfg.seed = args["seed"].as<uint64_t>();
+    cfg.wait_quiet_s = args["wait-quiet"].as<double>();
 
     nlohmann::json machine = backend->describe ? backend->describe(cfg) : nlohmann::json::object();
     for (auto& [k, v] : machine.items()) std::cout << k << ": " << (v.is_string() ? v.get<std::string>() : v.dump()) << "\n";
@@ -161,6 +167,7 @@ int main(int argc, char** argv) {
                                 {"gflops", r.gflops},
                                 {"timing", bench::to_json(r.timing)},
                                 {"max_rel_err", r.max_rel_err},
+                                {"idle_before", r.idle_before},
                                 {"note", r.note}});
       bench::write_json(args["json"].as<std::string>(), j);
       std::cout << "wrote " << args["json"].as<std::string>() << "\n";

@@ -91,6 +91,7 @@ std::vector<Result> run_typed(const Config& cfg) {
         if (!(r.max_rel_err <= tol)) {
           r.note = str("FAILED validation: relative error ", r.max_rel_err, " > ", tol);
         } else {
+          if (cfg.wait_quiet_s > 0) r.idle_before = bench::wait_for_quiet(cfg.wait_quiet_s);
           r.timing = bench::measure([&] { kern(g); }, cfg.timing);
           r.gflops = s.flops() / r.timing.median_s * 1e-9;
         }

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
       ("threads", "threads (0: all cores)", cxxopts::value<int>()->default_value("0"))
       ("warmup", "untimed runs", cxxopts::value<int>()->default_value("3"))
       ("repeats", "timed runs (median reported)", cxxopts::value<int>()->default_value("15"))
+      ("wait-quiet", "before each measurement wait up to this many seconds for the CPUs to be 90% idle", cxxopts::value<double>()->default_value("0"))
       ("json", "write the results to this JSON file", cxxopts::value<std::string>())
       ("h,help", "show this help");
   try {
@@ -78,17 +79,21 @@ int main(int argc, char** argv) {
       auto copy = [&] {
         parallel_for(int64_t(bytes), 1 << 16, [&](int64_t b, int64_t e) { std::memcpy(&dst[size_t(b)], &src[size_t(b)], size_t(e - b)); });
       };
+      double wait_quiet = args["wait-quiet"].as<double>();
+      auto quiet = [&] { return wait_quiet > 0 ? bench::wait_for_quiet(wait_quiet) : -1.0; };
+      double idle = quiet();
       bench::Timing tm = bench::measure(copy, timing);
       double memcpy_gbs = 2.0 * double(bytes) / tm.median_s * 1e-9;
-      auto row = [&](const std::string& name, double traffic, const bench::Timing& t) {
+      auto row = [&](const std::string& name, double traffic, const bench::Timing& t, double idle) {
         double gbs = traffic / t.median_s * 1e-9;
         std::cout << name << std::string(size_t(std::max(0, 12 - int(name.size()))), ' ') << bench::cell(double(n), 10, 0)
                   << bench::cell(traffic * 1e-6, 12, 1) << bench::cell(t.median_s * 1e3, 12, 3) << bench::cell(gbs, 10, 1)
                   << bench::cell(100 * gbs / memcpy_gbs, 13, 0) << "\n";
         out["results"].push_back({{"op", name}, {"numel", n}, {"bytes_moved", traffic}, {"gbps", gbs},
-                                  {"fraction_of_memcpy", gbs / memcpy_gbs}, {"timing", bench::to_json(t)}});
+                                  {"fraction_of_memcpy", gbs / memcpy_gbs}, {"timing", bench::to_json(t)},
+                                  {"idle_before", idle}});
       };
-      row("memcpy", 2.0 * double(bytes), tm);
+      row("memcpy", 2.0 * double(bytes), tm, idle);
 
       std::vector<OpCase> ops = {
           {"add", 2, 1, [&] { return x + y; }},
@@ -102,8 +107,9 @@ int main(int argc, char** argv) {
           {"sum_cols", 1, 0, [&] { return sum(x, {0}); }},
       };
       for (const OpCase& op : ops) {
+        double idle_op = quiet();
         bench::Timing t = bench::measure([&] { op.run(); }, timing);
-        row(op.name, double(op.reads + op.writes) * double(bytes), t);
+        row(op.name, double(op.reads + op.writes) * double(bytes), t, idle_op);
       }
       std::cout << "\n";
     }

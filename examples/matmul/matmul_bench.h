@@ -29,6 +29,7 @@ struct Config {
   int64_t naive_max = 512;  // the naive variant skips larger products (minutes per run)
   int fma_units = 2;        // FMA pipes per core, for the theoretical peak (2 on Zen 4/5, Skylake-SP)
   uint64_t seed = 1;
+  double wait_quiet_s = 0;  // before each measurement, wait up to this long for idle CPUs
 };
 
 struct Result {
@@ -38,6 +39,7 @@ struct Result {
   bench::Timing timing;
   double max_rel_err = 0;  // of the validation before timing: max |c - ref| / sum |a||b|
   std::string note;        // e.g. "skipped: n > naive_max"
+  double idle_before = -1;  // idle fraction of the CPUs just before timing (-1: not checked)
 };
 
 using DeviceRunner = std::function<std::vector<Result>(const Config&)>;
