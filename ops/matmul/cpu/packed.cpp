@@ -5,7 +5,7 @@
 //       pack B[pc:pc+kc, jc:jc+nc] into NR-wide slivers (k-major)
 //       for ic in m by mc:             A block mc x kc, packed, lives in L2
 //         pack A[ic:ic+mc, pc:pc+kc] into MR-tall slivers (k-major)
-//         for jr in nc by NR:          B sliver kc x NR stays in L1 across the ir loop
+//         for jr in nc by NR:          B sliver kc x NR stays in L1 or L2 across the ir loop
 //           for ir in mc by MR:        micro-kernel: MR x NR of C in registers, kc rank-1 updates
 //
 // Packing reads A and B through their row and column strides, so transposed and other strided
@@ -28,7 +28,8 @@ struct FreeDeleter {
 };
 
 // A 64-byte aligned scratch buffer per calling thread, kept between calls (packing buffers are
-// needed on every matmul; a fresh allocation would cost more than packing small products).
+// needed on every matmul; a fresh allocation would cost more than packing small products). It
+// holds at most kc x nc + threads x kc x mc elements per dtype: about 9 MiB for float32.
 template <class T>
 T* scratch(int slot, size_t count) {
   thread_local std::unique_ptr<void, FreeDeleter> buf[2];
