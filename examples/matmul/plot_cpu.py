@@ -34,7 +34,7 @@ def main():
     ax.set_yscale("log")
     ax.set_xlabel("n (n x n @ n x n)")
     ax.set_ylabel("GFLOP/s (median)")
-    ax.set_title("square products, {} {}".format(data.get("dtype", ""), machine.get("threads", "")) + " threads")
+    ax.set_title("square products, {}".format(data.get("dtype", "")))
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
 
@@ -45,11 +45,13 @@ def main():
         ys = [next((r["gflops"] for r in gpt if r["label"] == l and r["variant"] == v), 0) for l in labels]
         bx.bar([j + i * width for j in range(len(labels))], ys, width, label=v)
     bx.set_xticks([j + 0.4 - width / 2 for j in range(len(labels))])
-    bx.set_xticklabels([l.replace("gpt2 ", "").replace(" ", "\n", 1) for l in labels], fontsize=8)
+    bx.set_xticklabels([l.replace("gpt2 ", "").replace(" ", "\n", 1).replace("@", "\n@ ") for l in labels], fontsize=7)
     bx.set_ylabel("GFLOP/s (median)")
     bx.set_title("GPT-2 small products")
     bx.legend(fontsize=8)
-    fig.suptitle("{}; OpenBLAS: {}".format(machine.get("cpu", "?"), machine.get("blas", "?").split(" / ")[1:2]), fontsize=9)
+    blas = machine.get("blas", "").split(" / ")
+    fig.suptitle("{}, {} threads; OpenBLAS {}".format(machine.get("cpu", "?"), machine.get("threads", "?"),
+                                                    blas[1] if len(blas) > 1 else "not built"), fontsize=9)
     fig.tight_layout()
     fig.savefig(sys.argv[2], dpi=110)
     print("wrote", sys.argv[2])

@@ -18,6 +18,7 @@
 
 #include "framework/parallel.h"
 #include "ops/matmul/cpu/packed_config.h"
+#include "ops/matmul/cpu/yielding_barrier.h"
 
 namespace ember::cpu {
 
@@ -150,10 +151,11 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
   const int64_t MC = std::min(cfg.mc, round_up(g.m, MR));
   const int64_t NC = std::min(cfg.nc, round_up(g.n, NR));
 
-  // Threads pay off from about 64^3 multiply-adds (waking them costs a few microseconds).
+  // Threads pay off from about 128^3 multiply-adds (10 us on one core; waking a thread and two
+  // barriers cost a few microseconds when the machine is quiet, much more when it is not).
   int nt = 1;
 #ifdef _OPENMP
-  if (!omp_in_parallel() && double(g.m) * double(g.n) * double(g.k) >= 262144.0) nt = num_threads();
+  if (!omp_in_parallel() && double(g.m) * double(g.n) * double(g.k) >= 2097152.0) nt = num_threads();
 #endif
   const int64_t mpanels_all = (g.m + MR - 1) / MR;
   const Grid grid = thread_grid(nt, mpanels_all, (NC + NR - 1) / NR);
@@ -162,16 +164,11 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
 
   // Each thread owns a fixed range of C's rows and columns for the whole product, packs its own
   // blocks of A, and helps pack the shared block of B. The only synchronisation is two barriers
-  // per block of B (packed before use, used before it is overwritten): few barriers matter on a
-  // machine where another process may hold a core, as a barrier then waits for a whole time slice.
-#pragma omp parallel num_threads(nt) if (nt > 1)
-  {
-#ifdef _OPENMP
-    const int t = omp_get_thread_num(), threads = omp_get_num_threads();
-#else
-    const int t = 0, threads = 1;
-#endif
-    Grid gr = threads == nt ? grid : Grid{threads, 1};  // the runtime may grant fewer threads
+  // per block of B (packed before use, used before it is overwritten), and they yield the core
+  // while waiting: on a machine where another process may hold a core, every barrier can cost a
+  // scheduler time slice, so their number and their manners matter more than their quiet cost.
+  YieldingBarrier barrier(nt);
+  auto work = [&](const int t, const int threads, const Grid gr, YieldingBarrier* bar) {
     const int ti = t / gr.tn, tj = t % gr.tn;
     const int64_t mshare = (mpanels_all + gr.tm - 1) / gr.tm;
     const int64_t row0 = std::min(g.m, ti * mshare * MR), row1 = std::min(g.m, (ti + 1) * mshare * MR);
@@ -184,12 +181,10 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
       for (int64_t pc = 0; pc < g.k; pc += KC) {
         const int64_t kc = std::min(KC, g.k - pc);
         const bool accumulate = pc > 0;
-        if (!first) {
-#pragma omp barrier
-        }
+        if (!first && bar) bar->wait();
         first = false;
         for (int64_t jp = t; jp < npanels; jp += threads) pack_b_sliver(g, b, pc, jc + jp * NR, kc, NR, bp + jp * NR * kc);
-#pragma omp barrier
+        if (bar) bar->wait();
         if (jp0 >= jp1) continue;
         for (int64_t ic = row0; ic < row1; ic += MC) {
           const int64_t mc = std::min(MC, row1 - ic), mpanels = (mc + MR - 1) / MR;
@@ -215,6 +210,17 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
         }
       }
     }
+  };
+  if (nt == 1) return work(0, 1, Grid{}, nullptr);
+#pragma omp parallel num_threads(nt)
+  {
+#ifdef _OPENMP
+    const int t = omp_get_thread_num(), threads = omp_get_num_threads();
+#else
+    const int t = 0, threads = 1;
+#endif
+    if (threads == nt) work(t, threads, grid, &barrier);
+    else if (t == 0) work(0, 1, Grid{}, nullptr);  // the runtime granted fewer threads than asked
   }
 }
 

@@ -137,7 +137,8 @@ TEST_P(MatmulVariants, PackedEveryInstructionSet) {
   DType dt = GetParam();
   std::vector<std::tuple<int64_t, int64_t, int64_t>> shapes = kShapes;
   shapes.push_back({3, 5, 4100});
-  shapes.push_back({290, 520, 40});
+  shapes.push_back({290, 520, 40});   // threads split the rows of C
+  shapes.push_back({64, 300, 500});   // threads split the columns of C
   for (int isa = 0; isa <= int(cpu::best_cpu_isa()); ++isa)
     for (auto [m, k, n] : shapes) {
       Tensor a = random({m, k}, 9).to(dt), b = random({n, k}, 10).to(dt).t();
