@@ -69,7 +69,9 @@ void print_table(const std::vector<Result>& results, const std::vector<std::stri
 int main(int argc, char** argv) {
   cxxopts::Options options("bench_matmul", "GFLOP/s of every matmul variant on a device, with peers in the same run.\n"
                                            "For a fair OpenBLAS peer run it as\n"
-                                           "  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/bin/bench_matmul --device cpu");
+                                           "  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/bin/bench_matmul --device cpu\n"
+                                           "On a shared machine add OMP_WAIT_POLICY=passive (idle OpenMP threads then stop\n"
+                                           "spinning, which would take cores from the thread being waited for and from the peer).");
   options.add_options()
       ("device", "cpu or cuda", cxxopts::value<std::string>()->default_value("cpu"))
       ("sizes", "square sizes n (n x n @ n x n), comma-separated", cxxopts::value<std::string>()->default_value("64,128,256,512,1024,2048"))
@@ -165,6 +167,7 @@ int main(int argc, char** argv) {
                                 {"k", r.shape.k},
                                 {"n", r.shape.n},
                                 {"gflops", r.gflops},
+                                {"gflops_per_cpu_second", r.timing.cpu_median_s > 0 ? r.shape.flops() / r.timing.cpu_median_s * 1e-9 : 0.0},
                                 {"timing", bench::to_json(r.timing)},
                                 {"max_rel_err", r.max_rel_err},
                                 {"idle_before", r.idle_before},

@@ -7,7 +7,7 @@ import json
 import sys
 
 
-def matmul_table(d):
+def matmul_table(d, key="gflops"):
     variants = list(dict.fromkeys(r["variant"] for r in d["results"]))
     labels = list(dict.fromkeys(r["label"] for r in d["results"]))
     ratio = "packed" in variants and "blas" in variants
@@ -19,9 +19,9 @@ def matmul_table(d):
         cells = [l.replace("@", " @ ")]
         for v in variants:
             r = rows.get(v)
-            cells.append("-" if r is None or r["gflops"] <= 0 else "{:.1f}".format(r["gflops"]))
+            cells.append("-" if r is None or r.get(key, 0) <= 0 else "{:.1f}".format(r[key]))
         if ratio:
-            p, b = rows.get("packed", {}).get("gflops", 0), rows.get("blas", {}).get("gflops", 0)
+            p, b = rows.get("packed", {}).get(key, 0), rows.get("blas", {}).get(key, 0)
             cells.append("{:.0f}%".format(100 * p / b) if p > 0 and b > 0 else "-")
         idle = [r.get("idle_before", -1) for r in rows.values() if r["gflops"] > 0]
         idle = [i for i in idle if i >= 0]
@@ -40,14 +40,15 @@ def ops_table(d):
 
 
 def main():
-    if len(sys.argv) != 2:
+    args = [a for a in sys.argv[1:] if a != "--cpu-time"]
+    if len(args) != 1:
         sys.exit(__doc__)
-    with open(sys.argv[1]) as f:
+    with open(args[0]) as f:
         d = json.load(f)
     if d.get("program") == "bench_ops":
         ops_table(d)
     else:
-        matmul_table(d)
+        matmul_table(d, "gflops_per_cpu_second" if "--cpu-time" in sys.argv else "gflops")
 
 
 if __name__ == "__main__":
