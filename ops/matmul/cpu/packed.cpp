@@ -47,33 +47,61 @@ T* scratch(int slot, size_t count) {
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-// Packs rows [i0, i0+MR) x cols [p0, p0+kc) of A into dst[p*MR + i], zero rows past m.
+// Packs rows [i0, i0+MR) x cols [p0, p0+kc) of A into dst[p*MR + i], zero rows past m. The loop
+// order follows A's layout so that the reads are the contiguous ones.
 template <class T>
 void pack_a_sliver(const GemmArgs& g, const T* a, int64_t i0, int64_t p0, int64_t kc, int mr, T* dst) {
   int64_t rows = std::min<int64_t>(mr, g.m - i0);
+  const T* src = a + i0 * g.a_rs + p0 * g.a_cs;
+  if (g.a_rs == 1 && g.a_cs != 1) {  // A is a transposed view: its columns are contiguous
+    for (int64_t p = 0; p < kc; ++p) {
+      for (int64_t i = 0; i < rows; ++i) dst[p * mr + i] = src[p * g.a_cs + i];
+      for (int64_t i = rows; i < mr; ++i) dst[p * mr + i] = T(0);
+    }
+    return;
+  }
   for (int64_t i = 0; i < rows; ++i) {
-    const T* src = a + (i0 + i) * g.a_rs + p0 * g.a_cs;
+    const T* row = src + i * g.a_rs;
     if (g.a_cs == 1)
-      for (int64_t p = 0; p < kc; ++p) dst[p * mr + i] = src[p];
+      for (int64_t p = 0; p < kc; ++p) dst[p * mr + i] = row[p];
     else
-      for (int64_t p = 0; p < kc; ++p) dst[p * mr + i] = src[p * g.a_cs];
+      for (int64_t p = 0; p < kc; ++p) dst[p * mr + i] = row[p * g.a_cs];
   }
   for (int64_t i = rows; i < mr; ++i)
     for (int64_t p = 0; p < kc; ++p) dst[p * mr + i] = T(0);
 }
 
-// Packs rows [p0, p0+kc) x cols [j0, j0+NR) of B into dst[p*NR + j], zero columns past n.
+// Packs rows [p0, p0+kc) of B for the NR-wide slivers [s0, s1) of the block that starts at column
+// jc: sliver s goes to bp + s*NR*kc as dst[p*NR + j], zero columns past n. Row-major B is read row
+// by row across all the slivers (long contiguous runs; a sliver at a time would jump one row
+// stride, often a new page, every NR elements); a transposed B column by column.
 template <class T>
-void pack_b_sliver(const GemmArgs& g, const T* b, int64_t p0, int64_t j0, int64_t kc, int nr, T* dst) {
-  int64_t cols = std::min<int64_t>(nr, g.n - j0);
+void pack_b_slivers(const GemmArgs& g, const T* b, int64_t p0, int64_t kc, int64_t jc, int64_t s0, int64_t s1, int nr,
+                    T* bp) {
+  if (g.b_rs == 1 && g.b_cs != 1) {
+    for (int64_t s = s0; s < s1; ++s) {
+      int64_t j0 = jc + s * nr, cols = std::min<int64_t>(nr, g.n - j0);
+      T* dst = bp + s * nr * kc;
+      for (int64_t j = 0; j < cols; ++j) {
+        const T* col = b + p0 + (j0 + j) * g.b_cs;
+        for (int64_t p = 0; p < kc; ++p) dst[p * nr + j] = col[p];
+      }
+      for (int64_t j = cols; j < nr; ++j)
+        for (int64_t p = 0; p < kc; ++p) dst[p * nr + j] = T(0);
+    }
+    return;
+  }
   for (int64_t p = 0; p < kc; ++p) {
-    const T* src = b + (p0 + p) * g.b_rs + j0 * g.b_cs;
-    T* d = dst + p * nr;
-    if (g.b_cs == 1)
-      for (int64_t j = 0; j < cols; ++j) d[j] = src[j];
-    else
-      for (int64_t j = 0; j < cols; ++j) d[j] = src[j * g.b_cs];
-    for (int64_t j = cols; j < nr; ++j) d[j] = T(0);
+    const T* row = b + (p0 + p) * g.b_rs;
+    for (int64_t s = s0; s < s1; ++s) {
+      int64_t j0 = jc + s * nr, cols = std::min<int64_t>(nr, g.n - j0);
+      T* d = bp + s * nr * kc + p * nr;
+      if (g.b_cs == 1)
+        for (int64_t j = 0; j < cols; ++j) d[j] = row[j0 + j];
+      else
+        for (int64_t j = 0; j < cols; ++j) d[j] = row[(j0 + j) * g.b_cs];
+      for (int64_t j = cols; j < nr; ++j) d[j] = T(0);
+    }
   }
 }
 
@@ -183,7 +211,8 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
         const bool accumulate = pc > 0;
         if (!first && bar) bar->wait();
         first = false;
-        for (int64_t jp = t; jp < npanels; jp += threads) pack_b_sliver(g, b, pc, jc + jp * NR, kc, NR, bp + jp * NR * kc);
+        const int64_t bshare = (npanels + threads - 1) / threads;
+        pack_b_slivers(g, b, pc, kc, jc, std::min(npanels, t * bshare), std::min(npanels, (t + 1) * bshare), NR, bp);
         if (bar) bar->wait();
         if (jp0 >= jp1) continue;
         for (int64_t ic = row0; ic < row1; ic += MC) {
