@@ -10,14 +10,14 @@
 // `acc += a * b` becomes a fused multiply-add under GCC's default -ffp-contract=fast (gnu++17).
 #pragma once
 #include <cstdint>
-#include <cstring>
 
 namespace ember::cpu::micro {
 
-// A vector of W elements of T, loadable from any T-aligned address.
+// A vector of W elements of T that may live at any T-aligned address and alias T (so that
+// loads and stores through it are plain dereferences, keeping the accumulators in registers).
 template <class T, int W>
 struct Vec {
-  typedef T type __attribute__((vector_size(W * sizeof(T)), aligned(sizeof(T))));
+  typedef T type __attribute__((vector_size(W * sizeof(T)), aligned(sizeof(T)), may_alias));
 };
 
 // MR rows, NV vectors of W lanes per row: NR = NV * W columns.
@@ -27,11 +27,14 @@ __attribute__((always_inline)) inline void kernel_body(int64_t kc, const T* __re
   using V = typename Vec<T, W>::type;
   constexpr int NR = NV * W;
   V acc[MR][NV];
-  for (int i = 0; i < MR; ++i)
+  for (int i = 0; i < MR; ++i) {
     for (int j = 0; j < NV; ++j) acc[i][j] = V{};
+    // C is read (or written) only after the k loop: start fetching its lines now.
+    for (int j = 0; j < NR * int(sizeof(T)); j += 64) __builtin_prefetch(reinterpret_cast<const char*>(c + i * c_rs) + j, 1);
+  }
   for (int64_t p = 0; p < kc; ++p) {
     V b[NV];
-    for (int j = 0; j < NV; ++j) std::memcpy(&b[j], bp + j * W, sizeof(V));
+    for (int j = 0; j < NV; ++j) b[j] = *reinterpret_cast<const V*>(bp + j * W);
     for (int i = 0; i < MR; ++i) {
       V a = ap[i] - V{};  // broadcast; x - 0 == x exactly, so this folds to one vbroadcast
       for (int j = 0; j < NV; ++j) acc[i][j] += a * b[j];
@@ -41,13 +44,8 @@ __attribute__((always_inline)) inline void kernel_body(int64_t kc, const T* __re
   }
   for (int i = 0; i < MR; ++i)
     for (int j = 0; j < NV; ++j) {
-      T* dst = c + i * c_rs + j * W;
-      if (accumulate) {
-        V old;
-        std::memcpy(&old, dst, sizeof(V));
-        acc[i][j] += old;
-      }
-      std::memcpy(dst, &acc[i][j], sizeof(V));
+      V* dst = reinterpret_cast<V*>(c + i * c_rs + j * W);
+      *dst = accumulate ? *dst + acc[i][j] : acc[i][j];
     }
 }
 

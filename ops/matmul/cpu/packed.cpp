@@ -5,20 +5,20 @@
 //       pack B[pc:pc+kc, jc:jc+nc] into NR-wide slivers (k-major)
 //       for ic in m by mc:             A block mc x kc, packed, lives in L2
 //         pack A[ic:ic+mc, pc:pc+kc] into MR-tall slivers (k-major)
-//         for jr in nc by NR:          B sliver kc x NR stays in L1 across the ir loop
+//         for jr in nc by NR:          B sliver kc x NR stays in L1 or L2 across the ir loop
 //           for ir in mc by MR:        micro-kernel: MR x NR of C in registers, kc rank-1 updates
 //
 // Packing reads A and B through their row and column strides, so transposed and other strided
 // views cost nothing extra, and it zero-pads the edge slivers so the micro-kernel always runs on
 // full MR x NR tiles (edge tiles go through a small buffer). One OpenMP region spans the whole
-// product; the threads share the packing and split the (jr, ir) tiles of each block, so each
-// thread's tiles reuse a B sliver it keeps in its own L1 while both read the same packed A.
+// product; each thread owns a fixed part of C (see packed() below).
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
 
 #include "framework/parallel.h"
 #include "ops/matmul/cpu/packed_config.h"
+#include "ops/matmul/cpu/yielding_barrier.h"
 
 namespace ember::cpu {
 
@@ -29,7 +29,8 @@ struct FreeDeleter {
 };
 
 // A 64-byte aligned scratch buffer per calling thread, kept between calls (packing buffers are
-// needed on every matmul; a fresh allocation would cost more than packing small products).
+// needed on every matmul; a fresh allocation would cost more than packing small products). It
+// holds at most kc x nc + threads x kc x mc elements per dtype: about 9 MiB for float32.
 template <class T>
 T* scratch(int slot, size_t count) {
   thread_local std::unique_ptr<void, FreeDeleter> buf[2];
@@ -46,34 +47,126 @@ T* scratch(int slot, size_t count) {
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-// Packs rows [i0, i0+MR) x cols [p0, p0+kc) of A into dst[p*MR + i], zero rows past m.
+// Packs rows [i0, i0+MR) x cols [p0, p0+kc) of A into dst[p*MR + i], zero rows past m. The loop
+// order follows A's layout so that the reads are the contiguous ones.
 template <class T>
 void pack_a_sliver(const GemmArgs& g, const T* a, int64_t i0, int64_t p0, int64_t kc, int mr, T* dst) {
   int64_t rows = std::min<int64_t>(mr, g.m - i0);
+  const T* src = a + i0 * g.a_rs + p0 * g.a_cs;
+  if (g.a_rs == 1 && g.a_cs != 1) {  // A is a transposed view: its columns are contiguous
+    for (int64_t p = 0; p < kc; ++p) {
+      for (int64_t i = 0; i < rows; ++i) dst[p * mr + i] = src[p * g.a_cs + i];
+      for (int64_t i = rows; i < mr; ++i) dst[p * mr + i] = T(0);
+    }
+    return;
+  }
   for (int64_t i = 0; i < rows; ++i) {
-    const T* src = a + (i0 + i) * g.a_rs + p0 * g.a_cs;
+    const T* row = src + i * g.a_rs;
     if (g.a_cs == 1)
-      for (int64_t p = 0; p < kc; ++p) dst[p * mr + i] = src[p];
+      for (int64_t p = 0; p < kc; ++p) dst[p * mr + i] = row[p];
     else
-      for (int64_t p = 0; p < kc; ++p) dst[p * mr + i] = src[p * g.a_cs];
+      for (int64_t p = 0; p < kc; ++p) dst[p * mr + i] = row[p * g.a_cs];
   }
   for (int64_t i = rows; i < mr; ++i)
     for (int64_t p = 0; p < kc; ++p) dst[p * mr + i] = T(0);
 }
 
-// Packs rows [p0, p0+kc) x cols [j0, j0+NR) of B into dst[p*NR + j], zero columns past n.
+// Packs rows [p0, p0+kc) of B for the NR-wide slivers [s0, s1) of the block that starts at column
+// jc: sliver s goes to bp + s*NR*kc as dst[p*NR + j], zero columns past n. Row-major B is read row
+// by row across all the slivers (long contiguous runs; a sliver at a time would jump one row
+// stride, often a new page, every NR elements); a transposed B column by column.
 template <class T>
-void pack_b_sliver(const GemmArgs& g, const T* b, int64_t p0, int64_t j0, int64_t kc, int nr, T* dst) {
-  int64_t cols = std::min<int64_t>(nr, g.n - j0);
-  for (int64_t p = 0; p < kc; ++p) {
-    const T* src = b + (p0 + p) * g.b_rs + j0 * g.b_cs;
-    T* d = dst + p * nr;
-    if (g.b_cs == 1)
-      for (int64_t j = 0; j < cols; ++j) d[j] = src[j];
-    else
-      for (int64_t j = 0; j < cols; ++j) d[j] = src[j * g.b_cs];
-    for (int64_t j = cols; j < nr; ++j) d[j] = T(0);
+void pack_b_slivers(const GemmArgs& g, const T* b, int64_t p0, int64_t kc, int64_t jc, int64_t s0, int64_t s1, int nr,
+                    T* bp) {
+  if (g.b_rs == 1 && g.b_cs != 1) {
+    for (int64_t s = s0; s < s1; ++s) {
+      int64_t j0 = jc + s * nr, cols = std::min<int64_t>(nr, g.n - j0);
+      T* dst = bp + s * nr * kc;
+      for (int64_t j = 0; j < cols; ++j) {
+        const T* col = b + p0 + (j0 + j) * g.b_cs;
+        for (int64_t p = 0; p < kc; ++p) dst[p * nr + j] = col[p];
+      }
+      for (int64_t j = cols; j < nr; ++j)
+        for (int64_t p = 0; p < kc; ++p) dst[p * nr + j] = T(0);
+    }
+    return;
   }
+  for (int64_t p = 0; p < kc; ++p) {
+    const T* row = b + (p0 + p) * g.b_rs;
+    for (int64_t s = s0; s < s1; ++s) {
+      int64_t j0 = jc + s * nr, cols = std::min<int64_t>(nr, g.n - j0);
+      T* d = bp + s * nr * kc + p * nr;
+      if (g.b_cs == 1)
+        for (int64_t j = 0; j < cols; ++j) d[j] = row[j0 + j];
+      else
+        for (int64_t j = 0; j < cols; ++j) d[j] = row[(j0 + j) * g.b_cs];
+      for (int64_t j = cols; j < nr; ++j) d[j] = T(0);
+    }
+  }
+}
+
+// A product with fewer rows than this is a (few) matrix-vector product, e.g. one token of GPT-2
+// generation: packing B would copy all of B to use each element fewer than 4 times, so such
+// products stream B straight from its storage instead (skinny() below).
+constexpr int64_t kSkinnyRows = 4;
+
+// C = A B for m < kSkinnyRows, threads splitting the columns of C. With rows of B contiguous the
+// inner loop is an axpy over a row of B; with columns contiguous (B a transposed view) it is a dot
+// product, summed in eight independent partial sums so that it vectorises.
+template <class T>
+void skinny(const GemmArgs& g) {
+  const T* a = static_cast<const T*>(g.a);
+  const T* b = static_cast<const T*>(g.b);
+  T* c = static_cast<T*>(g.c);
+  int64_t grain = std::max<int64_t>(64, 65536 / std::max<int64_t>(1, g.m * g.k));
+  parallel_for(g.n, grain, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = 0; i < g.m; ++i) {
+      T* crow = c + i * g.c_rs;
+      const T* arow = a + i * g.a_rs;
+      if (g.b_rs == 1 && g.b_cs != 1) {
+        for (int64_t j = lo; j < hi; ++j) {
+          const T* bcol = b + j * g.b_cs;
+          T part[8] = {};
+          int64_t p = 0;
+          if (g.a_cs == 1)
+            for (; p + 8 <= g.k; p += 8)
+              for (int q = 0; q < 8; ++q) part[q] += arow[p + q] * bcol[p + q];
+          T acc = 0;
+          for (; p < g.k; ++p) acc += arow[p * g.a_cs] * bcol[p];
+          for (int q = 0; q < 8; ++q) acc += part[q];
+          crow[j] = acc;
+        }
+        continue;
+      }
+      std::fill(crow + lo, crow + hi, T(0));
+      for (int64_t p = 0; p < g.k; ++p) {
+        const T av = arow[p * g.a_cs];
+        const T* brow = b + p * g.b_rs;
+        if (g.b_cs == 1)
+          for (int64_t j = lo; j < hi; ++j) crow[j] += av * brow[j];
+        else
+          for (int64_t j = lo; j < hi; ++j) crow[j] += av * brow[j * g.b_cs];
+      }
+    }
+  });
+}
+
+// How nt threads split C: a tm x tn grid of row and column ranges (tm * tn = nt), chosen so that
+// the largest share (rounded up to whole MR x NR tiles) is smallest; on a near tie rows are split,
+// since then no thread packs the same rows of A twice.
+struct Grid {
+  int tm = 1, tn = 1;
+};
+Grid thread_grid(int nt, int64_t mpanels, int64_t npanels) {
+  Grid best;
+  double best_load = -1;
+  for (int tm = nt; tm >= 1; --tm) {
+    if (nt % tm) continue;
+    int tn = nt / tm;
+    double load = double((mpanels + tm - 1) / tm) * double((npanels + tn - 1) / tn);
+    if (best_load < 0 || load < 0.95 * best_load) best = {tm, tn}, best_load = load;
+  }
+  return best;
 }
 
 template <class T>
@@ -85,47 +178,78 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
   const int64_t KC = std::min(cfg.kc, g.k);
   const int64_t MC = std::min(cfg.mc, round_up(g.m, MR));
   const int64_t NC = std::min(cfg.nc, round_up(g.n, NR));
-  T* bp = scratch<T>(0, size_t(KC * NC));
-  T* ap = scratch<T>(1, size_t(KC * MC));
 
-  // Threads pay off from about 64^3 multiply-adds (waking them costs a few microseconds).
+  // Threads pay off from about 128^3 multiply-adds (10 us on one core; waking a thread and two
+  // barriers cost a few microseconds when the machine is quiet, much more when it is not).
   int nt = 1;
 #ifdef _OPENMP
-  if (!omp_in_parallel() && double(g.m) * double(g.n) * double(g.k) >= 262144.0) nt = num_threads();
+  if (!omp_in_parallel() && double(g.m) * double(g.n) * double(g.k) >= 2097152.0) nt = num_threads();
 #endif
+  const int64_t mpanels_all = (g.m + MR - 1) / MR;
+  const Grid grid = thread_grid(nt, mpanels_all, (NC + NR - 1) / NR);
+  T* bp = scratch<T>(0, size_t(KC * NC));                // shared: the packed kc x nc block of B
+  T* ap_all = scratch<T>(1, size_t(nt * KC * MC));       // private: one packed mc x kc block of A per thread
 
-#pragma omp parallel num_threads(nt) if (nt > 1)
-  for (int64_t jc = 0; jc < g.n; jc += NC) {
-    const int64_t nc = std::min(NC, g.n - jc), npanels = (nc + NR - 1) / NR;
-    for (int64_t pc = 0; pc < g.k; pc += KC) {
-      const int64_t kc = std::min(KC, g.k - pc);
-      const bool accumulate = pc > 0;
-#pragma omp for schedule(static)
-      for (int64_t jp = 0; jp < npanels; ++jp) pack_b_sliver(g, b, pc, jc + jp * NR, kc, NR, bp + jp * NR * kc);
-      for (int64_t ic = 0; ic < g.m; ic += MC) {
-        const int64_t mc = std::min(MC, g.m - ic), mpanels = (mc + MR - 1) / MR;
-#pragma omp for schedule(static)
-        for (int64_t ip = 0; ip < mpanels; ++ip) pack_a_sliver(g, a, ic + ip * MR, pc, kc, MR, ap + ip * MR * kc);
-#pragma omp for collapse(2) schedule(static)
-        for (int64_t jp = 0; jp < npanels; ++jp)
-          for (int64_t ip = 0; ip < mpanels; ++ip) {
-            const int64_t i0 = ic + ip * MR, j0 = jc + jp * NR;
-            const int64_t rows = std::min<int64_t>(MR, g.m - i0), cols = std::min<int64_t>(NR, g.n - j0);
-            const T* as = ap + ip * MR * kc;
-            const T* bs = bp + jp * NR * kc;
-            T* cij = c + i0 * g.c_rs + j0;
-            if (rows == MR && cols == NR) {
-              cfg.kernel(kc, as, bs, cij, g.c_rs, accumulate);
-              continue;
+  // Each thread owns a fixed range of C's rows and columns for the whole product, packs its own
+  // blocks of A, and helps pack the shared block of B. The only synchronisation is two barriers
+  // per block of B (packed before use, used before it is overwritten), and they yield the core
+  // while waiting: on a machine where another process may hold a core, every barrier can cost a
+  // scheduler time slice, so their number and their manners matter more than their quiet cost.
+  YieldingBarrier barrier(nt);
+  auto work = [&](const int t, const int threads, const Grid gr, YieldingBarrier* bar) {
+    const int ti = t / gr.tn, tj = t % gr.tn;
+    const int64_t mshare = (mpanels_all + gr.tm - 1) / gr.tm;
+    const int64_t row0 = std::min(g.m, ti * mshare * MR), row1 = std::min(g.m, (ti + 1) * mshare * MR);
+    T* ap = ap_all + t * KC * MC;
+    bool first = true;
+    for (int64_t jc = 0; jc < g.n; jc += NC) {
+      const int64_t nc = std::min(NC, g.n - jc), npanels = (nc + NR - 1) / NR;
+      const int64_t nshare = (npanels + gr.tn - 1) / gr.tn;
+      const int64_t jp0 = std::min(npanels, tj * nshare), jp1 = std::min(npanels, (tj + 1) * nshare);
+      for (int64_t pc = 0; pc < g.k; pc += KC) {
+        const int64_t kc = std::min(KC, g.k - pc);
+        const bool accumulate = pc > 0;
+        if (!first && bar) bar->wait();
+        first = false;
+        const int64_t bshare = (npanels + threads - 1) / threads;
+        pack_b_slivers(g, b, pc, kc, jc, std::min(npanels, t * bshare), std::min(npanels, (t + 1) * bshare), NR, bp);
+        if (bar) bar->wait();
+        if (jp0 >= jp1) continue;
+        for (int64_t ic = row0; ic < row1; ic += MC) {
+          const int64_t mc = std::min(MC, row1 - ic), mpanels = (mc + MR - 1) / MR;
+          for (int64_t ip = 0; ip < mpanels; ++ip) pack_a_sliver(g, a, ic + ip * MR, pc, kc, MR, ap + ip * MR * kc);
+          // The B sliver of one column of tiles stays in L1/L2 while the A slivers stream past it.
+          for (int64_t jp = jp0; jp < jp1; ++jp)
+            for (int64_t ip = 0; ip < mpanels; ++ip) {
+              const int64_t i0 = ic + ip * MR, j0 = jc + jp * NR;
+              const int64_t rows = std::min<int64_t>(MR, g.m - i0), cols = std::min<int64_t>(NR, g.n - j0);
+              const T* as = ap + ip * MR * kc;
+              const T* bs = bp + jp * NR * kc;
+              T* cij = c + i0 * g.c_rs + j0;
+              if (rows == MR && cols == NR) {
+                cfg.kernel(kc, as, bs, cij, g.c_rs, accumulate);
+                continue;
+              }
+              alignas(64) T edge[16 * 64];  // >= the largest MR x NR of any config
+              cfg.kernel(kc, as, bs, edge, NR, false);
+              for (int64_t i = 0; i < rows; ++i)
+                for (int64_t j = 0; j < cols; ++j)
+                  cij[i * g.c_rs + j] = accumulate ? cij[i * g.c_rs + j] + edge[i * NR + j] : edge[i * NR + j];
             }
-            alignas(64) T tile[16 * 64];  // >= the largest MR x NR of any config
-            cfg.kernel(kc, as, bs, tile, NR, false);
-            for (int64_t i = 0; i < rows; ++i)
-              for (int64_t j = 0; j < cols; ++j)
-                cij[i * g.c_rs + j] = accumulate ? cij[i * g.c_rs + j] + tile[i * NR + j] : tile[i * NR + j];
-          }
+        }
       }
     }
+  };
+  if (nt == 1) return work(0, 1, Grid{}, nullptr);
+#pragma omp parallel num_threads(nt)
+  {
+#ifdef _OPENMP
+    const int t = omp_get_thread_num(), threads = omp_get_num_threads();
+#else
+    const int t = 0, threads = 1;
+#endif
+    if (threads == nt) work(t, threads, grid, &barrier);
+    else if (t == 0) work(0, 1, Grid{}, nullptr);  // the runtime granted fewer threads than asked
   }
 }
 
@@ -141,6 +265,11 @@ void gemm_packed(const GemmArgs& g, CpuIsa isa) {
         if (g.dtype == DType::Float32) static_cast<float*>(g.c)[i * g.c_rs + j] = 0;
         else static_cast<double*>(g.c)[i * g.c_rs + j] = 0;
       }
+    return;
+  }
+  if (g.m < kSkinnyRows) {
+    if (g.dtype == DType::Float32) skinny<float>(g);
+    else skinny<double>(g);
     return;
   }
   if (g.dtype == DType::Float32) packed<float>(g, packed_config_f32(isa));

@@ -75,8 +75,8 @@ std::string label(const MatmulOptions& o) {
   return str(name(o.impl), o.impl == MatmulImpl::Blocked ? str(" ", o.block_m, "x", o.block_n, "x", o.block_k) : "");
 }
 
-// (m, k, n): ones, primes, sizes that straddle the register tiles (6, 12, 16, 32) and the cache
-// blocks (kc = 256, mc = 144..288), and 1000.
+// (m, k, n): ones, primes, sizes that straddle the register tiles (MR = 4 or 6, NR = 4..64) and
+// the cache blocks (kc = 256 or 512, mc = 64..288), and 1000.
 const std::vector<std::tuple<int64_t, int64_t, int64_t>> kShapes = {
     {1, 1, 1}, {1, 7, 1}, {7, 1, 33}, {1, 33, 127}, {33, 127, 7}, {127, 33, 1}, {13, 300, 37},
     {1000, 7, 33}, {7, 1000, 33}, {33, 7, 1000}, {300, 257, 65}, {127, 127, 127}};
@@ -137,7 +137,8 @@ TEST_P(MatmulVariants, PackedEveryInstructionSet) {
   DType dt = GetParam();
   std::vector<std::tuple<int64_t, int64_t, int64_t>> shapes = kShapes;
   shapes.push_back({3, 5, 4100});
-  shapes.push_back({290, 520, 40});
+  shapes.push_back({290, 520, 40});   // threads split the rows of C
+  shapes.push_back({64, 300, 500});   // threads split the columns of C
   for (int isa = 0; isa <= int(cpu::best_cpu_isa()); ++isa)
     for (auto [m, k, n] : shapes) {
       Tensor a = random({m, k}, 9).to(dt), b = random({n, k}, 10).to(dt).t();

@@ -1,0 +1,231 @@
+// The benchmark harness shared by the studies: time a function (warm-up, repeats, median), show
+// progress, name the CPU, and write results as JSON. Header-only; link the `ember_bench` target.
+//
+//   bench::Timing t = bench::measure([&] { run(); }, {/*warmup*/ 2, /*repeats*/ 5});
+//   double gflops = flops / t.median_s * 1e-9;
+//
+// Correctness is the caller's job and comes first: validate a variant against a reference before
+// timing it (a fast wrong kernel is not a result).
+#pragma once
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "framework/error.h"
+
+namespace ember::bench {
+
+struct Options {
+  int warmup = 2;             // untimed runs first: page faults, caches, thread pools, clocks
+  int repeats = 5;            // timed runs wanted
+  int min_repeats = 3;        // ... at least, even when a run is slow
+  double max_seconds = 10.0;  // stop after min_repeats once the timed runs took this long
+};
+
+struct Timing {
+  double median_s = 0, min_s = 0, max_s = 0;
+  int repeats = 0;
+  std::vector<double> samples_s;
+  // The median CPU time of the process per run (all its threads). On a shared machine another
+  // process's time slices inflate wall time but not this; with one thread it is the cleanest
+  // measure of a kernel. (With several threads it also counts their spinning while they wait.)
+  double cpu_median_s = 0;
+};
+
+inline double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+inline double process_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
+inline double median(std::vector<double> s) {
+  if (s.empty()) return 0;
+  std::sort(s.begin(), s.end());
+  size_t n = s.size();
+  return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+// Runs f() opt.warmup times untimed, then times it repeatedly; reports the median (robust to a
+// neighbour's burst of work on a shared machine) and the spread.
+template <class F>
+Timing measure(F&& f, const Options& opt = {}) {
+  for (int i = 0; i < opt.warmup; ++i) f();
+  Timing t;
+  std::vector<double> cpu;
+  double total = 0;
+  while (int(t.samples_s.size()) < opt.repeats) {
+    double c0 = process_cpu_s(), t0 = now_s();
+    f();
+    double dt = now_s() - t0;
+    cpu.push_back(process_cpu_s() - c0);
+    t.samples_s.push_back(dt);
+    total += dt;
+    if (int(t.samples_s.size()) >= opt.min_repeats && total > opt.max_seconds) break;
+  }
+  t.median_s = median(t.samples_s);
+  t.cpu_median_s = median(cpu);
+  t.min_s = *std::min_element(t.samples_s.begin(), t.samples_s.end());
+  t.max_s = *std::max_element(t.samples_s.begin(), t.samples_s.end());
+  t.repeats = int(t.samples_s.size());
+  return t;
+}
+
+inline nlohmann::json to_json(const Timing& t) {
+  return {{"median_s", t.median_s}, {"min_s", t.min_s},     {"max_s", t.max_s},
+          {"repeats", t.repeats},   {"cpu_median_s", t.cpu_median_s}};
+}
+
+// A progress bar on stderr (so that tables on stdout stay clean when redirected).
+class Progress {
+ public:
+  Progress(int total, std::string label) : total_(std::max(total, 1)), label_(std::move(label)) { draw(); }
+  void tick(const std::string& what = "") {
+    ++done_;
+    what_ = what;
+    draw();
+  }
+  ~Progress() { std::fprintf(stderr, "\r%*s\r", 100, ""); }
+
+ private:
+  void draw() const {
+    int width = 30, filled = width * done_ / total_;
+    std::string bar(size_t(filled), '#');
+    bar.resize(size_t(width), '.');
+    std::fprintf(stderr, "\r%s [%s] %d/%d %-30.30s", label_.c_str(), bar.c_str(), done_, total_, what_.c_str());
+    std::fflush(stderr);
+  }
+  int total_, done_ = 0;
+  std::string label_, what_;
+};
+
+// The value of a "key : value" line of /proc/cpuinfo ("" when absent, e.g. not on Linux).
+inline std::string cpuinfo_field(const std::string& key) {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string k = line.substr(0, colon);
+    k.erase(k.find_last_not_of(" \t") + 1);
+    if (k == key) {
+      std::string v = line.substr(colon + 1);
+      v.erase(0, v.find_first_not_of(" \t"));
+      return v;
+    }
+  }
+  return "";
+}
+
+struct CpuInfo {
+  std::string model;  // /proc/cpuinfo "model name" plus family/model numbers (VMs often hide the name)
+  double mhz = 0;     // the clock the kernel reports (nominal on a VM; boost may be higher)
+  int logical_cpus = 0;
+};
+
+// The clock this core actually runs at under load, in GHz: a chain of dependent integer adds
+// retires one add per cycle on every x86 core of the last 20 years, so adds / second = Hz.
+// (A VM's /proc/cpuinfo shows the nominal clock; boost clocks can be 1.5x higher.) 0 elsewhere.
+inline double measured_clock_ghz() {
+#if defined(__x86_64__)
+  auto chain = [](long iters) {
+    long x = 0;
+    for (long i = 0; i < iters; ++i)
+      asm volatile(
+          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
+          : "+r"(x));
+    return x;
+  };
+  chain(20000000);  // wake the core up to its boost clock
+  double best = 0;
+  for (int r = 0; r < 5; ++r) {
+    long iters = 4000000;
+    double t0 = now_s();
+    chain(iters);
+    double dt = now_s() - t0;
+    best = std::max(best, 16.0 * double(iters) / dt * 1e-9);  // the fastest run: least disturbed
+  }
+  return best;
+#else
+  return 0;
+#endif
+}
+
+inline CpuInfo cpu_info() {
+  CpuInfo c;
+  c.model = cpuinfo_field("model name");
+  std::string fam = cpuinfo_field("cpu family"), mod = cpuinfo_field("model");
+  if (!fam.empty()) c.model += " (family " + fam + ", model " + mod + ")";
+  std::string mhz = cpuinfo_field("cpu MHz");
+  c.mhz = mhz.empty() ? 0 : std::stod(mhz);
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) c.logical_cpus += line.rfind("processor", 0) == 0;
+  return c;
+}
+
+// The fraction of the machine's CPU time that was idle over the next `window_s` seconds (from
+// /proc/stat; 1 when it cannot be read). Other processes' work distorts timings on a shared box.
+inline double idle_fraction(double window_s = 0.5) {
+  auto read = [](double& idle, double& total) {
+    std::ifstream f("/proc/stat");
+    std::string cpu;
+    f >> cpu;
+    double v, sum = 0, id = 0;
+    for (int i = 0; i < 8 && (f >> v); ++i) {
+      sum += v;
+      if (i == 3 || i == 4) id += v;  // idle, iowait
+    }
+    idle = id, total = sum;
+    return cpu == "cpu" && sum > 0;
+  };
+  double i0, t0, i1, t1;
+  if (!read(i0, t0)) return 1.0;
+  std::this_thread::sleep_for(std::chrono::duration<double>(window_s));
+  if (!read(i1, t1) || t1 <= t0) return 1.0;
+  return (i1 - i0) / (t1 - t0);
+}
+
+// Waits (up to max_wait_s) until the CPUs were at least `threshold` idle over half a second, so
+// that a measurement starts on a quiet machine. Returns the idle fraction last seen.
+inline double wait_for_quiet(double max_wait_s, double threshold = 0.9) {
+  double t0 = now_s(), idle = idle_fraction();
+  while (idle < threshold && now_s() - t0 < max_wait_s) idle = idle_fraction();
+  return idle;
+}
+
+// Writes `j` to `path` (pretty), or throws ember::Error naming the path.
+inline void write_json(const std::string& path, const nlohmann::json& j) {
+  std::ofstream f(path);
+  EMBER_CHECK(f.good(), "cannot open '", path, "' for writing");
+  f << j.dump(2) << "\n";
+  EMBER_CHECK(f.good(), "cannot write '", path, "'");
+}
+
+// A fixed-width cell for tables: numbers with `prec` decimals, right-aligned in `width`.
+inline std::string cell(double v, int width = 9, int prec = 1) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(prec);
+  os << v;
+  std::string s = os.str();
+  return std::string(size_t(std::max(0, width - int(s.size()))), ' ') + s;
+}
+inline std::string cell(const std::string& s, int width = 9) {
+  return std::string(size_t(std::max(0, width - int(s.size()))), ' ') + s;
+}
+
+}  // namespace ember::bench

@@ -1,0 +1,185 @@
+// bench_matmul: GFLOP/s of every matmul variant of a device, peers in the same run.
+//   bench_matmul --device cpu [--json results.json]
+// Square products n x n x n for --sizes, and the GPT-2 (small) products of a 64-token step.
+#include <cxxopts.hpp>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "examples/matmul/matmul_bench.h"
+
+using namespace ember;
+using namespace ember::matmul_bench;
+
+namespace {
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+// GPT-2 small (d = 768, 4d = 3072) on one sequence chunk of `tokens` rows.
+std::vector<Case> gpt2_cases(int64_t tokens) {
+  auto lbl = [&](const char* what, int64_t k, int64_t n) {
+    return str("gpt2 ", what, " ", tokens, "x", k, "@", k, "x", n);
+  };
+  return {{tokens, 768, 2304, lbl("qkv", 768, 2304)},
+          {tokens, 768, 768, lbl("proj", 768, 768)},
+          {tokens, 768, 3072, lbl("fc", 768, 3072)},
+          {tokens, 3072, 768, lbl("fc2", 3072, 768)}};
+}
+
+void print_table(const std::vector<Result>& results, const std::vector<std::string>& variants) {
+  std::vector<std::string> labels;
+  for (const Result& r : results)
+    if (labels.empty() || labels.back() != r.shape.label) labels.push_back(r.shape.label);
+  bool ratio = std::count(variants.begin(), variants.end(), "packed") && std::count(variants.begin(), variants.end(), "blas");
+  std::cout << "GFLOP/s (median)\n" << std::string(28, ' ');
+  for (const std::string& v : variants) std::cout << bench::cell(v, 10);
+  if (ratio) std::cout << bench::cell("packed/blas", 13);
+  std::cout << "\n";
+  for (const std::string& l : labels) {
+    std::cout << l << std::string(size_t(std::max(0, 28 - int(l.size()))), ' ');
+    double packed = 0, blas = 0;
+    for (const std::string& v : variants)
+      for (const Result& r : results)
+        if (r.shape.label == l && r.variant == v) {
+          if (!r.note.empty() && r.gflops == 0) std::cout << bench::cell(r.note.rfind("FAILED", 0) == 0 ? "FAILED" : "-", 10);
+          else std::cout << bench::cell(r.gflops, 10);
+          if (v == "packed") packed = r.gflops;
+          if (v == "blas") blas = r.gflops;
+        }
+    if (ratio) std::cout << (blas > 0 ? bench::cell(100 * packed / blas, 12, 0) + "%" : bench::cell("-", 13));
+    std::cout << "\n";
+  }
+  int noisy = 0;
+  for (const Result& r : results) {
+    if (r.note.rfind("FAILED", 0) == 0) std::cout << "  " << r.shape.label << " " << r.variant << ": " << r.note << "\n";
+    noisy += r.idle_before >= 0 && r.idle_before < 0.9;
+  }
+  if (noisy) std::cout << noisy << " measurement(s) started while other processes used more than 10% of the CPUs\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cxxopts::Options options("bench_matmul", "GFLOP/s of every matmul variant on a device, with peers in the same run.\n"
+                                           "For a fair OpenBLAS peer run it as\n"
+                                           "  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/bin/bench_matmul --device cpu\n"
+                                           "On a shared machine add OMP_WAIT_POLICY=passive (idle OpenMP threads then stop\n"
+                                           "spinning, which would take cores from the thread being waited for and from the peer).");
+  options.add_options()
+      ("device", "cpu or cuda", cxxopts::value<std::string>()->default_value("cpu"))
+      ("sizes", "square sizes n (n x n @ n x n), comma-separated", cxxopts::value<std::string>()->default_value("64,128,256,512,1024,2048"))
+      ("shapes", "extra products MxKxN (M x K @ K x N), comma-separated, e.g. 128x784x256", cxxopts::value<std::string>()->default_value(""))
+      ("gpt2-tokens", "rows of the GPT-2 products (0: skip them)", cxxopts::value<int64_t>()->default_value("64"))
+      ("variants", "comma-separated; cpu: naive,ikj,blocked,packed,auto,blas", cxxopts::value<std::string>()->default_value(""))
+      ("dtype", "float32 or float64", cxxopts::value<std::string>()->default_value("float32"))
+      ("warmup", "untimed runs per variant and shape", cxxopts::value<int>()->default_value("2"))
+      ("repeats", "timed runs (the median is reported)", cxxopts::value<int>()->default_value("7"))
+      ("max-seconds", "stop repeating (after 3 runs) once the timed runs took this long", cxxopts::value<double>()->default_value("5"))
+      ("threads", "CPU threads for Ember and OpenBLAS (0: all cores)", cxxopts::value<int>()->default_value("0"))
+      ("naive-max", "skip the naive variant when a dimension exceeds this", cxxopts::value<int64_t>()->default_value("512"))
+      ("fma-units", "FMA pipes per core, for the theoretical peak", cxxopts::value<int>()->default_value("2"))
+      ("wait-quiet", "before each measurement wait up to this many seconds for the CPUs to be 90% idle (shared machines)", cxxopts::value<double>()->default_value("0"))
+      ("seed", "random seed of the operands", cxxopts::value<uint64_t>()->default_value("1"))
+      ("json", "write the results to this JSON file", cxxopts::value<std::string>())
+      ("h,help", "show this help");
+  try {
+    auto args = options.parse(argc, argv);
+    if (args.count("help")) {
+      std::cout << options.help() << std::endl;
+      return 0;
+    }
+    std::string device = args["device"].as<std::string>();
+    MatmulBenchRegistry registry;
+    register_cpu_matmul_bench(registry);
+#ifdef EMBER_MATMUL_CUDA_BENCH
+    register_cuda_matmul_bench(registry);
+#endif
+    const DeviceBench* backend = nullptr;
+    for (const DeviceBench& d : registry)
+      if (d.device == device) backend = &d;
+    if (!backend) {
+      if (device == "cuda") {
+        std::cerr << "bench_matmul: the CUDA variants (naive, tiled, register_tiled, cublas) are provided by the CUDA "
+                     "build: configure with -DEMBER_CUDA=ON on a machine with nvcc. This binary has no CUDA back-end.\n";
+        return 2;
+      }
+      std::cerr << "bench_matmul: unknown device '" << device << "' (expected cpu or cuda)\n";
+      return 2;
+    }
+
+    Config cfg;
+    for (const std::string& s : split(args["sizes"].as<std::string>())) {
+      int64_t n = std::stoll(s);
+      EMBER_CHECK(n > 0, "bench_matmul: sizes must be positive, got ", n);
+      cfg.cases.push_back({n, n, n, str("n=", n)});
+    }
+    for (const std::string& s : split(args["shapes"].as<std::string>())) {
+      int64_t m = 0, k = 0, n = 0;
+      char x1 = 0, x2 = 0;
+      std::istringstream is(s);
+      is >> m >> x1 >> k >> x2 >> n;
+      EMBER_CHECK(!is.fail() && x1 == 'x' && x2 == 'x' && m > 0 && k > 0 && n > 0,
+                  "bench_matmul: --shapes wants MxKxN with positive sizes, got '", s, "'");
+      cfg.cases.push_back({m, k, n, str(m, "x", k, "@", k, "x", n)});
+    }
+    int64_t tokens = args["gpt2-tokens"].as<int64_t>();
+    if (tokens > 0)
+      for (const Case& c : gpt2_cases(tokens)) cfg.cases.push_back(c);
+    std::string vs = args["variants"].as<std::string>();
+    cfg.variants = split(vs.empty() && device == "cpu" ? "naive,ikj,blocked,packed,blas" : vs);
+    cfg.dtype = args["dtype"].as<std::string>() == "float64" ? DType::Float64 : DType::Float32;
+    EMBER_CHECK(args["dtype"].as<std::string>() == "float64" || args["dtype"].as<std::string>() == "float32",
+                "bench_matmul: --dtype must be float32 or float64");
+    cfg.timing.warmup = args["warmup"].as<int>();
+    cfg.timing.repeats = args["repeats"].as<int>();
+    cfg.timing.min_repeats = std::min(3, cfg.timing.repeats);
+    cfg.timing.max_seconds = args["max-seconds"].as<double>();
+    cfg.threads = args["threads"].as<int>();
+    cfg.naive_max = args["naive-max"].as<int64_t>();
+    cfg.fma_units = args["fma-units"].as<int>();
+    cfg.seed = args["seed"].as<uint64_t>();
+    cfg.wait_quiet_s = args["wait-quiet"].as<double>();
+
+    nlohmann::json machine = backend->describe ? backend->describe(cfg) : nlohmann::json::object();
+    for (auto& [k, v] : machine.items()) std::cout << k << ": " << (v.is_string() ? v.get<std::string>() : v.dump()) << "\n";
+    if (machine.contains("env") && machine["env"].contains("OPENBLAS_CORETYPE"))
+      std::cout << "WARNING: OPENBLAS_CORETYPE is set, so OpenBLAS runs a forced kernel; unset it for a fair peer.\n";
+    std::cout << "dtype: " << name(cfg.dtype) << "\n\n";
+
+    std::vector<Result> results = backend->run(cfg);
+    print_table(results, cfg.variants);
+
+    if (args.count("json")) {
+      nlohmann::json j = {{"program", "bench_matmul"}, {"device", device}, {"dtype", name(cfg.dtype)}, {"machine", machine}};
+      j["results"] = nlohmann::json::array();
+      for (const Result& r : results)
+        j["results"].push_back({{"device", r.device},
+                                {"variant", r.variant},
+                                {"label", r.shape.label},
+                                {"m", r.shape.m},
+                                {"k", r.shape.k},
+                                {"n", r.shape.n},
+                                {"gflops", r.gflops},
+                                {"gflops_per_cpu_second", r.timing.cpu_median_s > 0 ? r.shape.flops() / r.timing.cpu_median_s * 1e-9 : 0.0},
+                                {"timing", bench::to_json(r.timing)},
+                                {"max_rel_err", r.max_rel_err},
+                                {"idle_before", r.idle_before},
+                                {"note", r.note}});
+      bench::write_json(args["json"].as<std::string>(), j);
+      std::cout << "wrote " << args["json"].as<std::string>() << "\n";
+    }
+    bool failed = false;
+    for (const Result& r : results) failed |= r.note.rfind("FAILED", 0) == 0;
+    return failed ? 1 : 0;
+  } catch (const std::exception& e) {
+    std::cerr << "bench_matmul: " << e.what() << "\n";
+    return 2;
+  }
+}

@@ -1,0 +1,125 @@
+// bench_ops: bandwidth of Ember's memory-bound ops (elementwise, reductions) against memcpy of
+// the same bytes, on the same threads. An op's traffic is the bytes it must read plus the bytes it
+// writes; memcpy of S bytes moves 2S. Both are reported in GB/s of that traffic.
+//   bench_ops [--numel 1048576,16777216] [--json results.json]
+#include <cstring>
+#include <cxxopts.hpp>
+#include <functional>
+#include <iostream>
+#include <sstream>
+
+#include "ember.h"
+#include "examples/common/bench.h"
+#include "framework/parallel.h"
+
+using namespace ember;
+
+namespace {
+
+struct OpCase {
+  std::string name;
+  int reads, writes;  // in tensors of numel elements (a reduction writes ~nothing)
+  std::function<Tensor()> run;
+};
+
+std::vector<int64_t> parse_list(const std::string& s) {
+  std::vector<int64_t> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(std::stoll(item));
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cxxopts::Options options("bench_ops", "GB/s of Ember's elementwise ops and reductions against memcpy of the same bytes");
+  options.add_options()
+      ("numel", "tensor sizes in elements, comma-separated", cxxopts::value<std::string>()->default_value("1048576,16777216"))
+      ("dtype", "float32 or float64", cxxopts::value<std::string>()->default_value("float32"))
+      ("threads", "threads (0: all cores)", cxxopts::value<int>()->default_value("0"))
+      ("warmup", "untimed runs", cxxopts::value<int>()->default_value("3"))
+      ("repeats", "timed runs (median reported)", cxxopts::value<int>()->default_value("15"))
+      ("wait-quiet", "before each measurement wait up to this many seconds for the CPUs to be 90% idle", cxxopts::value<double>()->default_value("0"))
+      ("json", "write the results to this JSON file", cxxopts::value<std::string>())
+      ("h,help", "show this help");
+  try {
+    auto args = options.parse(argc, argv);
+    if (args.count("help")) {
+      std::cout << options.help() << std::endl;
+      return 0;
+    }
+    std::string dts = args["dtype"].as<std::string>();
+    EMBER_CHECK(dts == "float32" || dts == "float64", "bench_ops: --dtype must be float32 or float64, got ", dts);
+    DType dt = dts == "float32" ? DType::Float32 : DType::Float64;
+    int threads = args["threads"].as<int>() > 0 ? args["threads"].as<int>() : num_threads();
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#endif
+    bench::Options timing;
+    timing.warmup = args["warmup"].as<int>();
+    timing.repeats = args["repeats"].as<int>();
+    timing.min_repeats = std::min(3, timing.repeats);
+    bench::CpuInfo cpu = bench::cpu_info();
+    std::cout << "cpu: " << cpu.model << "\nthreads: " << threads << "\ndtype: " << dts << "\n"
+              << "softmax / layer_norm / cross_entropy: not on this branch yet, not measured\n\n";
+
+    nlohmann::json out = {{"program", "bench_ops"}, {"cpu", cpu.model}, {"threads", threads}, {"dtype", dts}};
+    out["results"] = nlohmann::json::array();
+    std::cout << "op             numel      MB moved   median ms      GB/s   % of memcpy\n";
+    for (int64_t n : parse_list(args["numel"].as<std::string>())) {
+      EMBER_CHECK(n >= 1024 && n % 1024 == 0, "bench_ops: --numel values must be positive multiples of 1024, got ", n);
+      Generator gen(1);
+      Tensor x = normal({n / 1024, 1024}, 0, 1, dt, &gen), y = normal({n / 1024, 1024}, 0, 1, dt, &gen);
+      size_t bytes = size_t(n) * itemsize(dt);
+
+      // memcpy of one tensor's bytes, split over the same threads as the ops.
+      std::vector<char> src(bytes, 1), dst(bytes, 0);
+      auto copy = [&] {
+        parallel_for(int64_t(bytes), 1 << 16, [&](int64_t b, int64_t e) { std::memcpy(&dst[size_t(b)], &src[size_t(b)], size_t(e - b)); });
+      };
+      double wait_quiet = args["wait-quiet"].as<double>();
+      auto quiet = [&] { return wait_quiet > 0 ? bench::wait_for_quiet(wait_quiet) : -1.0; };
+      double idle = quiet();
+      bench::Timing tm = bench::measure(copy, timing);
+      double memcpy_gbs = 2.0 * double(bytes) / tm.median_s * 1e-9;
+      auto row = [&](const std::string& name, double traffic, const bench::Timing& t, double idle) {
+        double gbs = traffic / t.median_s * 1e-9;
+        std::cout << name << std::string(size_t(std::max(0, 12 - int(name.size()))), ' ') << bench::cell(double(n), 10, 0)
+                  << bench::cell(traffic * 1e-6, 12, 1) << bench::cell(t.median_s * 1e3, 12, 3) << bench::cell(gbs, 10, 1)
+                  << bench::cell(100 * gbs / memcpy_gbs, 13, 0) << "\n";
+        out["results"].push_back({{"op", name}, {"numel", n}, {"bytes_moved", traffic}, {"gbps", gbs},
+                                  {"fraction_of_memcpy", gbs / memcpy_gbs}, {"timing", bench::to_json(t)},
+                                  {"idle_before", idle}});
+      };
+      row("memcpy", 2.0 * double(bytes), tm, idle);
+
+      std::vector<OpCase> ops = {
+          {"add", 2, 1, [&] { return x + y; }},
+          {"mul", 2, 1, [&] { return x * y; }},
+          {"relu", 1, 1, [&] { return relu(x); }},
+          {"exp", 1, 1, [&] { return exp(x); }},
+          {"gelu", 1, 1, [&] { return gelu(x); }},
+          {"gelu_tanh", 1, 1, [&] { return gelu(x, true); }},
+          {"sum_all", 1, 0, [&] { return sum(x); }},
+          {"sum_rows", 1, 0, [&] { return sum(x, {1}); }},
+          {"sum_cols", 1, 0, [&] { return sum(x, {0}); }},
+      };
+      for (const OpCase& op : ops) {
+        double idle_op = quiet();
+        bench::Timing t = bench::measure([&] { op.run(); }, timing);
+        row(op.name, double(op.reads + op.writes) * double(bytes), t, idle_op);
+      }
+      std::cout << "\n";
+    }
+    if (args.count("json")) {
+      bench::write_json(args["json"].as<std::string>(), out);
+      std::cout << "wrote " << args["json"].as<std::string>() << "\n";
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "bench_ops: " << e.what() << "\n";
+    return 2;
+  }
+}
