@@ -39,7 +39,7 @@ configure_and_build() {
   # CI compiles the CUDA code for one architecture to save time; nothing runs it there.
   if [ "${CI:-}" = "true" ]; then extra+=(-DCMAKE_CUDA_ARCHITECTURES=80); fi
   if command -v ccache >/dev/null; then
-    extra+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    extra+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
     export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}  # relative paths, so clones in other folders share the cache
   fi
   cmake -S . -B "$dir" "${extra[@]}" "$@" >/dev/null
