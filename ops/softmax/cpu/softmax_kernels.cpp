@@ -21,10 +21,21 @@ void softmax_rows(const Tensor& x, const Tensor& out, int64_t dim, Kind kind) {
     for (int64_t r = b; r < e; ++r) {
       const T* row = px + in.offset(r);
       T* dst = po + o.offset(r);
+      if constexpr (std::is_same_v<T, float>) {
+        if (kind == Kind::Softmax && in.stride == 1 && o.stride == 1 && softmax_row_avx2(row, in.len, dst)) continue;
+      }
       MaxSum<T> ms = online_max_sum(row, in.len, in.stride);
       if (kind == Kind::Softmax) {
         T inv = T(1 / ms.sum);
-        for (int64_t k = 0; k < in.len; ++k) dst[k * o.stride] = std::exp(row[k * in.stride] - ms.max) * inv;
+        bool done = false;
+        if constexpr (std::is_same_v<T, float>) {
+          if (in.stride == 1 && o.stride == 1 && have_avx2_fma() && std::isfinite(ms.max)) {
+            exp_scale_avx2(row, in.len, ms.max, inv, dst);
+            done = true;
+          }
+        }
+        if (!done)
+          for (int64_t k = 0; k < in.len; ++k) dst[k * o.stride] = std::exp(row[k * in.stride] - ms.max) * inv;
       } else {
         T shift = T(ms.log_sum_exp());
         for (int64_t k = 0; k < in.len; ++k) dst[k * o.stride] = row[k * in.stride] - shift;
