@@ -18,8 +18,11 @@ int64_t sample_next(const Tensor& logits, const SamplingOptions& opt, Generator&
   if (opt.temperature == 0.0) return int64_t(std::max_element(z.begin(), z.end()) - z.begin());
   std::vector<int64_t> order(z.size());
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return z[size_t(a)] > z[size_t(b)]; });
   size_t keep = opt.top_k > 0 ? std::min(order.size(), size_t(opt.top_k)) : order.size();
+  // Only the kept tokens need ordering (top-p walks them from the most likely): with top-k this
+  // sorts k entries instead of the whole vocabulary every step.
+  std::partial_sort(order.begin(), order.begin() + long(keep), order.end(),
+                    [&](int64_t a, int64_t b) { return z[size_t(a)] > z[size_t(b)]; });
   double zmax = z[size_t(order[0])];
   std::vector<double> p(keep);
   double total = 0;

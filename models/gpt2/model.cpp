@@ -66,16 +66,12 @@ Tensor Block::forward(const Tensor& x, KVCache* cache, const Hooks* hooks) {
   int64_t B = x.size(0), T = x.size(1);
   std::vector<Tensor> qkv = qkv_heads(ln_1->forward(x));
   Tensor k = qkv[1], v = qkv[2];
-  bool causal = true;
-  if (cache) {
-    EMBER_CHECK(cache->length() == 0 || T == 1, "gpt2: with a KV cache, the prompt is prefilled in one pass at "
-                                                "position 0 and then one token is added per step (got ", T,
-                " tokens at position ", cache->length(), ")");
-    std::tie(k, v) = cache->append(layer, k, v);
-    causal = T > 1;  // one new query attends to every cached position
-  }
+  // The attention op aligns its causal mask bottom-right, so queries at positions
+  // [cached, cached + T) see every cached key and the new keys up to their own: prefill, one-token
+  // steps and chunks all use the same mask.
+  if (cache) std::tie(k, v) = cache->append(layer, k, v);
   AttentionOptions opt;
-  opt.causal = causal;
+  opt.causal = true;
   opt.impl = attention_impl;
   Tensor y = attention(qkv[0], k, v, opt);  // (B, H, T, hd)
   if (hooks && hooks->attn_heads) y = hooks->attn_heads(layer, y);

@@ -110,6 +110,21 @@ TEST(Gpt2Model, KvCacheLogitsMatchRecomputationAndGreedyOutputsAreIdentical) {
   EXPECT_EQ(with.size(), 12u);
 }
 
+// Feeding the sequence in chunks of several tokens through the cache equals one full pass.
+TEST(Gpt2Model, KvCacheAcceptsChunksAfterThePrefill) {
+  Config c = tiny_config();
+  GPT2 m(c, 17);
+  autograd::NoGradGuard ng;
+  Tensor ids = random_ids(2, 11, c.vocab_size, 18);
+  Tensor full = m.forward(ids);
+  KVCache cache(c, 2);
+  for (auto [lo, hi] : std::vector<std::pair<int64_t, int64_t>>{{0, 4}, {4, 7}, {7, 8}, {8, 11}})
+    EXPECT_TRUE(ember::testing::all_close(m.forward(ids.slice(1, lo, hi), &cache), full.slice(1, lo, hi), 1e-5, 1e-5))
+        << "chunk [" << lo << ", " << hi << ")";
+  EXPECT_EQ(cache.length(), 11);
+  EXPECT_EMBER_ERROR(m.forward(random_ids(2, 20, c.vocab_size, 19), &cache), "exceed");
+}
+
 TEST(Gpt2Model, FlashAndStandardAttentionGiveTheSameLogits) {
   GPT2 m(tiny_config(), 9);
   autograd::NoGradGuard ng;
