@@ -113,10 +113,34 @@ cuda_attn::Dims cuda_dims(const Tensor& q, const Tensor& k, const AttentionOptio
 }
 #endif
 
+// When t's rows of d elements are contiguous, d apart within each batch*head slice, and the slices
+// a uniform distance apart (at least a slice long), that distance; 0 otherwise. A KV cache's
+// views over its filled positions have this shape, so the CPU forward reads them in place instead
+// of copying the whole cache every generation step.
+int64_t uniform_slice_stride(const Tensor& t) {
+  const int64_t n = t.size(-2), d = t.size(-1);
+  if (t.strides().back() != 1 || (n > 1 && t.strides()[size_t(t.dim() - 2)] != d)) return 0;
+  int64_t step = 0, span = 0;
+  for (int64_t i = t.dim() - 3; i >= 0; --i) {
+    const int64_t size = t.size(i), stride = t.strides()[size_t(i)];
+    if (size == 1) continue;
+    if (step == 0) {
+      if (stride < n * d) return 0;  // slices would overlap (e.g. a broadcast)
+      step = stride;
+    } else if (stride != span) {
+      return 0;
+    }
+    span = stride * size;
+  }
+  return step == 0 ? n * d : step;
+}
+
 // The kernels on raw (untraced) tensors.
 AttentionForward forward_raw(const Tensor& q0, const Tensor& k0, const Tensor& v0, const AttentionOptions& opt,
                              bool keep_probs) {
-  Tensor q = q0.contiguous(), k = k0.contiguous(), v = v0.contiguous();
+  const int64_t kv_stride = q0.device() == Device::CPU ? uniform_slice_stride(k0) : 0;
+  const bool kv_in_place = kv_stride != 0 && uniform_slice_stride(v0) == kv_stride;
+  Tensor q = q0.contiguous(), k = kv_in_place ? k0 : k0.contiguous(), v = kv_in_place ? v0 : v0.contiguous();
   Shape lead = lead_dims(q);
   const int64_t nq = q.size(-2), nk = k.size(-2), d = q.size(-1);
   AttentionForward r;
@@ -143,6 +167,7 @@ AttentionForward forward_raw(const Tensor& q0, const Tensor& k0, const Tensor& v
   (void)d;
   EMBER_DISPATCH_FLOAT(q.dtype(), "attention", [&] {
     auto pr = problem<scalar_t>(q, k, opt);
+    if (kv_in_place) pr.kv_bh_stride = kv_stride;
     if (opt.impl == AttentionImpl::Flash)
       cpu::attn::flash_forward(pr, q.data<scalar_t>(), k.data<scalar_t>(), v.data<scalar_t>(), r.out.data<scalar_t>(),
                                r.lse.data<scalar_t>());

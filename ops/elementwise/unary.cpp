@@ -1,7 +1,10 @@
 // Unary primitives. Each has a derivative factor d(x, y) (y = f(x)), built from Ember ops so that it
 // is itself differentiable; the VJP is g * d and the JVP is t * d.
+#include <type_traits>
+
 #include "framework/autograd/trace.h"
 #include "ops/elementwise/cpu/loops.h"
+#include "ops/elementwise/cpu/unary_avx2.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/elementwise/unary_kinds.h"
 
@@ -17,6 +20,15 @@ namespace {
 // One loop instantiation per op, so that the compiler can vectorise each.
 template <class T>
 Tensor unary_cpu(UnaryOp op, const Tensor& x) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (x.is_contiguous() && cpu::unary_avx2_supported(op)) {
+      Tensor out = empty(x.shape(), x.dtype());
+      const float* in = x.data<float>();
+      float* o = out.data<float>();
+      parallel_for(x.numel(), cpu::kElementwiseGrain, [&](int64_t b, int64_t e) { cpu::unary_avx2(op, in + b, o + b, e - b); });
+      return out;
+    }
+  }
   switch (op) {
 #define EMBER_CASE(K) \
   case UnaryOp::K: return cpu::unary_loop<T>(x, x.dtype(), [](T v) { return apply_unary(UnaryOp::K, v); });

@@ -161,6 +161,29 @@ TEST(Attention, NonContiguousInputs) {
   }
 }
 
+TEST(Attention, KeysAndValuesReadInPlaceFromALargerBuffer) {
+  // A KV cache's view: (B, H, capacity, d) storage, the first `len` positions visible; the forward
+  // reads it in place (slices a uniform distance apart). Also a view whose heads are not uniformly
+  // spaced (a step over heads), which must still be right (copied first), and gradients through both.
+  Tensor kbuf = random({2, 3, 20, 4}, 61), vbuf = random({2, 3, 20, 4}, 62);
+  Tensor k = kbuf.slice(2, 0, 11), v = vbuf.slice(2, 0, 11);
+  Tensor q = random({2, 3, 2, 4}, 63);
+  Tensor kbuf5 = random({2, 5, 11, 4}, 64), vbuf5 = random({2, 5, 11, 4}, 65);
+  Tensor k_step = kbuf5.slice(1, 0, 5, 2), v_step = vbuf5.slice(1, 0, 5, 2);  // heads 0, 2, 4: B stride != 3 * H stride
+  for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash})
+    for (bool causal : {false, true}) {
+      SCOPED_TRACE(str(name(impl), " causal=", causal));
+      Tensor ref = attention_composite(q, k.contiguous(), v.contiguous(), opts(impl, causal));
+      EXPECT_TRUE(all_close(attention(q, k, v, opts(impl, causal, 32)), ref, 1e-12, 1e-10));
+      Tensor ref_step = attention_composite(q, k_step.contiguous(), v_step.contiguous(), opts(impl, causal));
+      EXPECT_TRUE(all_close(attention(q, k_step, v_step, opts(impl, causal, 32)), ref_step, 1e-12, 1e-10));
+      EXPECT_TRUE(all_close(attention(q, k, v_step, opts(impl, causal, 32)),
+                            attention_composite(q, k.contiguous(), v_step.contiguous(), opts(impl, causal)), 1e-12, 1e-10));
+    }
+  EXPECT_TRUE(grad_ok([&](const std::vector<Tensor>& x) { return attention(x[0], x[1].slice(2, 0, 5), x[2].slice(2, 0, 5), opts(AttentionImpl::Flash, true, 32)); },
+                      {random({1, 2, 3, 4}, 66), random({1, 2, 8, 4}, 67), random({1, 2, 8, 4}, 68)}));
+}
+
 TEST(Attention, SecondOrderThroughTheCompositeBackward) {
   // h(q) = sum((d/dq sum(attention(q, k, v) * w))^2): its gradient needs the derivative of the backward.
   Tensor q = random({2, 4, 3}, 51), k = random({2, 5, 3}, 52), v = random({2, 5, 3}, 53), w = random({2, 4, 3}, 54);

@@ -57,8 +57,8 @@ void flash_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* 
       const int64_t vis = pr.visible(r1 - 1);  // column blocks past this are masked for every row here
       for (int64_t j0 = 0; j0 < vis; j0 += bc) {
         const int64_t n = std::min(bc, vis - j0);
-        const T* vj = v + (bh * nk + j0) * d;
-        transpose_into(n, d, k + (bh * nk + j0) * d, d, kt);
+        const T* vj = v + bh * pr.kv_stride() + j0 * d;
+        transpose_into(n, d, k + bh * pr.kv_stride() + j0 * d, d, kt);
         count_read(2 * n * d, E);  // K_j and V_j
         // Row blocks whose last row is left of column j0's diagonal see nothing of this block.
         int64_t first = r0;

@@ -13,6 +13,11 @@ struct Problem {
   T scale = 1;
   bool causal = false;
   int64_t br = 64, bc = 64;  // Flash: row and column block sizes; Standard: its row / column strip sizes
+  // Elements between the keys (and values) of consecutive batch*head slices in the forward: nk * d
+  // for contiguous K and V, more for views into a larger buffer such as a KV cache, which the
+  // forward kernels then read in place (rows of d elements stay contiguous).
+  int64_t kv_bh_stride = 0;
+  int64_t kv_stride() const { return kv_bh_stride ? kv_bh_stride : nk * d; }
   // The last key that query row i may see is i + causal_offset (causal only).
   int64_t causal_offset() const { return nk - nq; }
   // Keys [0, visible(i)) are visible to query row i.

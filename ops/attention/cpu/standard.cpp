@@ -27,8 +27,8 @@ void standard_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, 
     for (int64_t t = b; t < e; ++t) {
       const int64_t bh = t / strips, i0 = (t % strips) * rs, m = std::min(rs, nq - i0);
       const T* qb = q + (bh * nq + i0) * d;
-      const T* kb = k + bh * nk * d;
-      const T* vb = v + bh * nk * d;
+      const T* kb = k + bh * pr.kv_stride();
+      const T* vb = v + bh * pr.kv_stride();
       T* pb = p + (bh * nq + i0) * nk;
       T* ob = o + (bh * nq + i0) * d;
       const int64_t vis = pr.visible(i0 + m - 1);  // keys that some row of the strip sees

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <limits>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
+#include "ops/common/cpu/avx2_math.h"
+#ifdef EMBER_HAVE_AVX2_MATH
 #define EMBER_X86 1
 #endif
 
@@ -13,25 +13,7 @@ namespace ember::cpu {
 #ifdef EMBER_X86
 namespace {
 
-__attribute__((target("avx2,fma"))) __m256 exp8(__m256 x) {
-  const __m256 lo = _mm256_set1_ps(-87.33654f);
-  __m256 below = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
-  __m256 xc = _mm256_min_ps(_mm256_max_ps(x, lo), _mm256_set1_ps(88.0f));
-  __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
-                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), xc);  // ln 2 in two parts
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187e-06f), r);
-  __m256 p = _mm256_set1_ps(0.0013888889f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.008333334f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.041666668f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.16666667f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-  return _mm256_andnot_ps(below, y);  // exp(x) below -87.3 flushes to 0
-}
+using avx2::exp8;
 
 // The row's maximum, or false when it holds a NaN or has no finite maximum.
 __attribute__((target("avx2,fma"))) bool finite_max(const float* row, int64_t len, float& max) {
@@ -111,10 +93,7 @@ __attribute__((target("avx2,fma"))) float exp_one(float x) {
 
 }  // namespace
 
-bool have_avx2_fma() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
-}
+bool have_avx2_fma() { return avx2::avx2_fma_available(); }
 bool max_sum_exp_avx2(const float* row, int64_t len, float& max, double& sum) {
   return have_avx2_fma() && max_sum_avx2_impl(row, len, max, sum);
 }

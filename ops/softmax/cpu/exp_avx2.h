@@ -1,8 +1,7 @@
 // AVX2 kernels for the softmax family's rows: glibc's scalar expf kept softmax and cross_entropy
-// at a few percent of memory bandwidth. exp is computed 8 lanes at a time by range reduction
-// (x = n ln2 + r, |r| <= ln2/2), a degree-6 polynomial for e^r and 2^n built in the exponent
-// bits; relative error below 3e-7 for x in [-87.3, 0], flushed to 0 below. Chosen at run time,
-// so the library still runs on CPUs without AVX2 (the scalar path is the reference).
+// at a few percent of memory bandwidth. exp is computed 8 lanes at a time by the polynomial in
+// ops/common/cpu/avx2_math.h (relative error below 3e-7, flushed to 0 below -87.3). Chosen at run
+// time, so the library still runs on CPUs without AVX2 (the scalar path is the reference).
 #pragma once
 #include <cstdint>
 

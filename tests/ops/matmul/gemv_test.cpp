@@ -15,22 +15,31 @@ std::vector<double> ref(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 TEST(MatmulGemv, OneRowMatchesReferenceForEveryLayoutOfB) {
-  for (int64_t k : {1, 7, 33, 300})
-    for (int64_t n : {1, 5, 64, 1000})
+  // k and n straddle the SIMD kernels' steps (4 rows, 8 and 16 lanes, 4 dot products at a time);
+  // n = 1000 with k = 300 is large enough to be split between threads.
+  for (int64_t k : {1, 4, 7, 17, 33, 300})
+    for (int64_t n : {1, 5, 15, 16, 17, 64, 1000})
       for (DType dt : {DType::Float32, DType::Float64}) {
         Generator g(uint64_t(k * 1000 + n));
         Tensor a = normal({1, k}, 0, 1, dt, &g);
         Tensor row_major = normal({k, n}, 0, 1, dt, &g);
         Tensor transposed = normal({n, k}, 0, 1, dt, &g).t();           // b_rs == 1
         Tensor strided = normal({k, 2 * n}, 0, 1, dt, &g).slice(1, 0, 2 * n, 2);  // neither stride is 1
+        Tensor padded = normal({k, n + 3}, 0, 1, dt, &g).slice(1, 0, n);         // row stride > n
+        Tensor padded_t = normal({n, k + 5}, 0, 1, dt, &g).slice(1, 0, k).t();    // column stride > k
+        Tensor a_strided = normal({k, 3}, 0, 1, dt, &g).slice(1, 1, 2).t();       // a's column stride is 3
         double tol = dt == DType::Float32 ? 1e-4 : 1e-12;
-        for (const Tensor& b : {row_major, transposed, strided}) {
+        for (const Tensor& b : {row_major, transposed, strided, padded, padded_t}) {
           Tensor c = matmul(a, b);
           ASSERT_EQ(c.shape(), (Shape{1, n}));
           std::vector<double> want = ref(a, b), got = c.to_vector<double>();
           for (int64_t j = 0; j < n; ++j)
             ASSERT_NEAR(got[size_t(j)], want[size_t(j)], tol * (1 + std::abs(want[size_t(j)])))
                 << "k " << k << " n " << n << " j " << j << " strides " << to_string(b.strides());
+          std::vector<double> want_s = ref(a_strided, b), got_s = matmul(a_strided, b).to_vector<double>();
+          for (int64_t j = 0; j < n; ++j)
+            ASSERT_NEAR(got_s[size_t(j)], want_s[size_t(j)], tol * (1 + std::abs(want_s[size_t(j)])))
+                << "strided a, k " << k << " n " << n << " j " << j << " strides " << to_string(b.strides());
         }
       }
 }

@@ -1,0 +1,89 @@
+// Eight-lane float32 math for AVX2+FMA kernels, shared by the softmax family and the elementwise
+// ops. Each function carries the target attribute itself, so that files compiled for the baseline
+// ISA can call it from their own `target("avx2,fma")` functions once avx2_fma_available() says so.
+//
+// exp: range reduction x = n ln2 + r (|r| <= ln2 / 2, ln2 split in two parts so n ln2 is exact), a
+// degree-6 Taylor polynomial for e^r, and 2^n built in the exponent bits, as two factors 2^(n/2)
+// so that n up to 128 stays a normal float. Relative error below 3e-7 (measured over the whole
+// range in tests/ops/common/avx2_math_test.cpp); results below the smallest normal float flush to 0.
+#pragma once
+#include <cstdint>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define EMBER_HAVE_AVX2_MATH 1
+
+namespace ember::cpu::avx2 {
+
+inline bool avx2_fma_available() {
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return yes;
+}
+
+// e^x for x in [-87.33, 88.72]; below flushes to 0, above is clamped (use exp8_ieee for inf and
+// NaN handling). A NaN input gives an unspecified finite value.
+__attribute__((target("avx2,fma"))) inline __m256 exp8(__m256 x) {
+  const __m256 lo = _mm256_set1_ps(-87.33654f);
+  const __m256 below = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
+  const __m256 xc = _mm256_min_ps(_mm256_max_ps(x, lo), _mm256_set1_ps(88.72283f));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), xc);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187e-06f), r);
+  __m256 p = _mm256_set1_ps(0.0013888889f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.008333334f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.041666668f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.16666667f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  const __m256i ni = _mm256_cvtps_epi32(n);
+  const __m256i n1 = _mm256_srai_epi32(ni, 1), n2 = _mm256_sub_epi32(ni, n1);
+  const __m256 f1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, _mm256_set1_epi32(127)), 23));
+  const __m256 f2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, _mm256_set1_epi32(127)), 23));
+  return _mm256_andnot_ps(below, _mm256_mul_ps(_mm256_mul_ps(p, f1), f2));
+}
+
+// exp8 with IEEE edge cases: +inf above ln(FLT_MAX), NaN for NaN.
+__attribute__((target("avx2,fma"))) inline __m256 exp8_ieee(__m256 x) {
+  __m256 y = exp8(x);
+  y = _mm256_blendv_ps(y, _mm256_set1_ps(__builtin_inff()), _mm256_cmp_ps(x, _mm256_set1_ps(88.72284f), _CMP_GT_OQ));
+  return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+// 1 / (1 + e^-x), exact division (no reciprocal estimate); 0 and 1 at the extremes, NaN for NaN.
+__attribute__((target("avx2,fma"))) inline __m256 sigmoid8(__m256 x) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  return _mm256_div_ps(one, _mm256_add_ps(one, exp8_ieee(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+}
+
+// tanh: an odd Taylor polynomial (to x^11) for |x| < 0.3, where 1 - 2 / (e^2|x| + 1) would lose
+// relative accuracy to cancellation, and that formula above it; the sign is copied back.
+__attribute__((target("avx2,fma"))) inline __m256 tanh8(__m256 x) {
+  const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
+  const __m256 a = _mm256_andnot_ps(sign, x);
+  const __m256 big = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(exp8(_mm256_add_ps(a, a)), one)));
+  const __m256 a2 = _mm256_mul_ps(a, a);
+  __m256 p = _mm256_set1_ps(-0.0088632355f);  // -1382/155925
+  p = _mm256_fmadd_ps(p, a2, _mm256_set1_ps(0.021869488f));   // 62/2835
+  p = _mm256_fmadd_ps(p, a2, _mm256_set1_ps(-0.053968254f));  // -17/315
+  p = _mm256_fmadd_ps(p, a2, _mm256_set1_ps(0.13333334f));    // 2/15
+  p = _mm256_fmadd_ps(p, a2, _mm256_set1_ps(-0.33333334f));   // -1/3
+  const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, a2), a, a);
+  __m256 y = _mm256_blendv_ps(big, small, _mm256_cmp_ps(a, _mm256_set1_ps(0.3f), _CMP_LT_OQ));
+  y = _mm256_or_ps(y, _mm256_and_ps(x, sign));
+  return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+// GPT-2's GELU, x/2 (1 + tanh u) with u = sqrt(2/pi) (x + 0.044715 x^3), written as
+// x / (1 + e^(-2u)) (the same function), which does not cancel for negative x.
+__attribute__((target("avx2,fma"))) inline __m256 gelu_tanh8(__m256 x) {
+  const __m256 x3 = _mm256_mul_ps(_mm256_mul_ps(x, x), x);
+  const __m256 u = _mm256_mul_ps(_mm256_set1_ps(0.7978845608f), _mm256_fmadd_ps(_mm256_set1_ps(0.044715f), x3, x));
+  const __m256 e = exp8_ieee(_mm256_mul_ps(_mm256_set1_ps(-2.0f), u));
+  const __m256 y = _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+  return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+}  // namespace ember::cpu::avx2
+#endif

@@ -1,0 +1,14 @@
+// Float32 matrix-vector kernels with AVX2+FMA (x86 only; call them when best_cpu_isa() >= Avx2).
+#pragma once
+#include <cstdint>
+
+namespace ember::cpu {
+
+// c[0, w) = a . B for B row-major with row stride ldb (k rows, w columns read); a strided by a_stride.
+void gemv_rows_avx2(const float* a, int64_t a_stride, const float* b, int64_t ldb, int64_t k, int64_t w, float* c);
+// c[j] = dot(a[0, k), b + j * ldb) for j in [0, n): B's columns stored as contiguous rows; a contiguous.
+void gemv_dots_avx2(const float* a, const float* b, int64_t ldb, int64_t k, int64_t n, float* c);
+// c[0, n) += x[0, n): sums the per-thread partial results of gemv_rows_avx2.
+void add_into_avx2(float* c, const float* x, int64_t n);
+
+}  // namespace ember::cpu
