@@ -3,9 +3,9 @@
 // ISA can call it from their own `target("avx2,fma")` functions once avx2_fma_available() says so.
 //
 // exp: range reduction x = n ln2 + r (|r| <= ln2 / 2, ln2 split in two parts so n ln2 is exact), a
-// degree-6 Taylor polynomial for e^r, and 2^n built in the exponent bits, as two factors 2^(n/2)
-// so that n up to 128 stays a normal float. Relative error below 3e-7 (measured over the whole
-// range in tests/ops/common/avx2_math_test.cpp); results below the smallest normal float flush to 0.
+// degree-6 Taylor polynomial for e^r, and 2^n built in the exponent bits. Relative error below
+// 3e-7 (measured over the whole range in tests/ops/common/avx2_math_test.cpp); results below the
+// smallest normal float flush to 0.
 #pragma once
 #include <cstdint>
 
@@ -20,14 +20,19 @@ inline bool avx2_fma_available() {
   return yes;
 }
 
-// e^x for x in [-87.33, 88.72]; below flushes to 0, above is clamped (use exp8_ieee for inf and
-// NaN handling). A NaN input gives an unspecified finite value.
-__attribute__((target("avx2,fma"))) inline __m256 exp8(__m256 x) {
-  const __m256 lo = _mm256_set1_ps(-87.33654f);
-  const __m256 below = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
-  const __m256 xc = _mm256_min_ps(_mm256_max_ps(x, lo), _mm256_set1_ps(88.72283f));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+namespace detail {
+
+// n = round(x log2 e) and e^r with r = x - n ln 2, for x already clamped to [-87.34, 88.73].
+// Adding 1.5 * 2^23 rounds x log2 e to an integer held in the low mantissa bits, which is cheaper
+// than a round instruction and hands over n as an integer too.
+struct Reduced {
+  __m256 poly;  // e^r
+  __m256i n;
+};
+__attribute__((target("avx2,fma"))) inline Reduced reduce(__m256 xc) {
+  const __m256 magic = _mm256_set1_ps(12582912.0f);
+  const __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(1.44269504088896341f), magic);
+  const __m256 n = _mm256_sub_ps(t, magic);
   __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), xc);
   r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187e-06f), r);
   __m256 p = _mm256_set1_ps(0.0013888889f);
@@ -37,11 +42,33 @@ __attribute__((target("avx2,fma"))) inline __m256 exp8(__m256 x) {
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  const __m256i ni = _mm256_cvtps_epi32(n);
-  const __m256i n1 = _mm256_srai_epi32(ni, 1), n2 = _mm256_sub_epi32(ni, n1);
-  const __m256 f1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, _mm256_set1_epi32(127)), 23));
-  const __m256 f2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, _mm256_set1_epi32(127)), 23));
-  return _mm256_andnot_ps(below, _mm256_mul_ps(_mm256_mul_ps(p, f1), f2));
+  return {p, _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(magic))};
+}
+
+__attribute__((target("avx2,fma"))) inline __m256 pow2(__m256i n) {  // 2^n for n in [-126, 127]
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23));
+}
+
+}  // namespace detail
+
+// e^x for x <= 0 (valid up to 88), the softmax family's case (x minus the row's maximum): one
+// clamp and one 2^n factor; below -87.33 flushes to 0.
+__attribute__((target("avx2,fma"))) inline __m256 exp8_nonpositive(__m256 x) {
+  const __m256 lo = _mm256_set1_ps(-87.33654f);
+  const __m256 below = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
+  const detail::Reduced e = detail::reduce(_mm256_max_ps(x, lo));
+  return _mm256_andnot_ps(below, _mm256_mul_ps(e.poly, detail::pow2(e.n)));
+}
+
+// e^x for x in [-87.33, 88.72]: 2^n as two factors so that n = 128 stays a normal float; below
+// flushes to 0, above is clamped (exp8_ieee adds inf and NaN). A NaN input gives an unspecified
+// finite value.
+__attribute__((target("avx2,fma"))) inline __m256 exp8(__m256 x) {
+  const __m256 lo = _mm256_set1_ps(-87.33654f);
+  const __m256 below = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
+  const detail::Reduced e = detail::reduce(_mm256_min_ps(_mm256_max_ps(x, lo), _mm256_set1_ps(88.72283f)));
+  const __m256i n1 = _mm256_srai_epi32(e.n, 1), n2 = _mm256_sub_epi32(e.n, n1);
+  return _mm256_andnot_ps(below, _mm256_mul_ps(_mm256_mul_ps(e.poly, detail::pow2(n1)), detail::pow2(n2)));
 }
 
 // exp8 with IEEE edge cases: +inf above ln(FLT_MAX), NaN for NaN.

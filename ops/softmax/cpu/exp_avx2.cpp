@@ -1,19 +1,17 @@
-#include "ops/softmax/cpu/exp_avx2.h"
+// The softmax family's row kernels with AVX2+FMA, eight lanes at a time (exp_simd.h).
+#include "ops/softmax/cpu/exp_simd.h"
 
 #include <cmath>
 #include <limits>
 
 #include "ops/common/cpu/avx2_math.h"
-#ifdef EMBER_HAVE_AVX2_MATH
-#define EMBER_X86 1
-#endif
 
 namespace ember::cpu {
 
-#ifdef EMBER_X86
+#ifdef EMBER_HAVE_AVX2_MATH
 namespace {
 
-using avx2::exp8;
+// Every exponent below is x minus its row's maximum, never positive: exp8_nonpositive serves.
 
 // The row's maximum, or false when it holds a NaN or has no finite maximum.
 __attribute__((target("avx2,fma"))) bool finite_max(const float* row, int64_t len, float& max) {
@@ -45,7 +43,7 @@ __attribute__((target("avx2,fma"))) bool max_sum_avx2_impl(const float* row, int
   alignas(32) float lanes[8];
   int64_t k;
   __m256 vm = _mm256_set1_ps(m), acc = _mm256_setzero_ps();
-  for (k = 0; k + 8 <= len; k += 8) acc = _mm256_add_ps(acc, exp8(_mm256_sub_ps(_mm256_loadu_ps(row + k), vm)));
+  for (k = 0; k + 8 <= len; k += 8) acc = _mm256_add_ps(acc, avx2::exp8_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(row + k), vm)));
   _mm256_store_ps(lanes, acc);
   double s = 0;
   for (int i = 0; i < 8; ++i) s += lanes[i];
@@ -61,7 +59,7 @@ __attribute__((target("avx2,fma"))) bool softmax_row_impl(const float* row, int6
   __m256 vm = _mm256_set1_ps(m), acc = _mm256_setzero_ps();
   int64_t k = 0;
   for (; k + 8 <= len; k += 8) {
-    __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(row + k), vm));
+    __m256 e = avx2::exp8_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(row + k), vm));
     _mm256_storeu_ps(dst + k, e);
     acc = _mm256_add_ps(acc, e);
   }
@@ -81,37 +79,26 @@ __attribute__((target("avx2,fma"))) void exp_scale_avx2_impl(const float* row, i
   __m256 vs = _mm256_set1_ps(shift), vc = _mm256_set1_ps(scale);
   int64_t k = 0;
   for (; k + 8 <= len; k += 8)
-    _mm256_storeu_ps(dst + k, _mm256_mul_ps(exp8(_mm256_sub_ps(_mm256_loadu_ps(row + k), vs)), vc));
+    _mm256_storeu_ps(dst + k, _mm256_mul_ps(avx2::exp8_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(row + k), vs)), vc));
   for (; k < len; ++k) dst[k] = std::exp(row[k] - shift) * scale;
 }
 
-__attribute__((target("avx2,fma"))) float exp_one(float x) {
+__attribute__((target("avx2,fma"))) float exp_one_impl(float x) {
   alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, exp8(_mm256_set1_ps(x)));
+  _mm256_store_ps(lanes, avx2::exp8_nonpositive(_mm256_set1_ps(x)));
   return lanes[0];
 }
 
 }  // namespace
 
-bool have_avx2_fma() { return avx2::avx2_fma_available(); }
-bool max_sum_exp_avx2(const float* row, int64_t len, float& max, double& sum) {
-  return have_avx2_fma() && max_sum_avx2_impl(row, len, max, sum);
-}
-void exp_scale_avx2(const float* row, int64_t len, float shift, float scale, float* dst) {
+namespace rows_avx2 {
+bool max_sum(const float* row, int64_t len, float& max, double& sum) { return max_sum_avx2_impl(row, len, max, sum); }
+bool softmax_row(const float* row, int64_t len, float* dst) { return softmax_row_impl(row, len, dst); }
+void exp_scale(const float* row, int64_t len, float shift, float scale, float* dst) {
   exp_scale_avx2_impl(row, len, shift, scale, dst);
 }
-bool softmax_row_avx2(const float* row, int64_t len, float* dst) {
-  return have_avx2_fma() && softmax_row_impl(row, len, dst);
-}
-float exp_avx2_scalar_check(float x) { return exp_one(x); }
-#else
-bool have_avx2_fma() { return false; }
-bool max_sum_exp_avx2(const float*, int64_t, float&, double&) { return false; }
-bool softmax_row_avx2(const float*, int64_t, float*) { return false; }
-void exp_scale_avx2(const float* row, int64_t len, float shift, float scale, float* dst) {
-  for (int64_t k = 0; k < len; ++k) dst[k] = std::exp(row[k] - shift) * scale;
-}
-float exp_avx2_scalar_check(float x) { return std::exp(x); }
+float exp_one(float x) { return exp_one_impl(x); }
+}  // namespace rows_avx2
 #endif
 
 }  // namespace ember::cpu

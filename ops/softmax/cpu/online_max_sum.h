@@ -6,7 +6,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "ops/softmax/cpu/exp_avx2.h"
+#include "ops/softmax/cpu/exp_simd.h"
 
 namespace ember::cpu {
 
@@ -24,7 +24,7 @@ MaxSum<T> online_max_sum(const T* row, int64_t len, int64_t stride) {
   constexpr T kNegInf = -std::numeric_limits<T>::infinity();
   MaxSum<T> r;
   if constexpr (std::is_same_v<T, float>) {  // vectorised two-pass path; it declines NaN/inf rows
-    if (stride == 1 && max_sum_exp_avx2(row, len, r.max, r.sum)) return r;
+    if (stride == 1 && max_sum_exp_simd(row, len, r.max, r.sum)) return r;
   }
   for (int64_t k = 0; k < len; ++k) {
     T v = row[k * stride];

@@ -22,15 +22,15 @@ void softmax_rows(const Tensor& x, const Tensor& out, int64_t dim, Kind kind) {
       const T* row = px + in.offset(r);
       T* dst = po + o.offset(r);
       if constexpr (std::is_same_v<T, float>) {
-        if (kind == Kind::Softmax && in.stride == 1 && o.stride == 1 && softmax_row_avx2(row, in.len, dst)) continue;
+        if (kind == Kind::Softmax && in.stride == 1 && o.stride == 1 && softmax_row_simd(row, in.len, dst)) continue;
       }
       MaxSum<T> ms = online_max_sum(row, in.len, in.stride);
       if (kind == Kind::Softmax) {
         T inv = T(1 / ms.sum);
         bool done = false;
         if constexpr (std::is_same_v<T, float>) {
-          if (in.stride == 1 && o.stride == 1 && have_avx2_fma() && std::isfinite(ms.max)) {
-            exp_scale_avx2(row, in.len, ms.max, inv, dst);
+          if (in.stride == 1 && o.stride == 1 && have_simd_exp() && std::isfinite(ms.max)) {
+            exp_scale_simd(row, in.len, ms.max, inv, dst);
             done = true;
           }
         }
