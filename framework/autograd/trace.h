@@ -4,6 +4,7 @@
 // derivatives), and boxes its result with a Node of the newest trace. Trace 1 is the always-open
 // eager trace that requires_grad_ leaves live in.
 #pragma once
+#include <initializer_list>
 #include <optional>
 #include <vector>
 
@@ -34,6 +35,16 @@ class NoGradGuard {
  private:
   bool prev_;
 };
+
+// True when an op applied to these tensors now would be recorded (grad is on and one of them is
+// boxed by a trace). Backward rules use it to pick a fused kernel when their own result will not
+// be differentiated again, and their Ember-op form (which can be) otherwise.
+inline bool any_traced(std::initializer_list<const Tensor*> ts) {
+  if (!grad_enabled()) return false;
+  for (const Tensor* t : ts)
+    if (t->defined() && t->is_traced()) return true;
+  return false;
+}
 
 // While on, every node keeps its unboxed value (autodiff_trace prints them). Off by default
 // because it keeps every intermediate alive.

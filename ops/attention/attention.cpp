@@ -78,13 +78,6 @@ Shape with(Shape s, std::initializer_list<int64_t> tail) {
   return s;
 }
 
-bool any_traced(std::initializer_list<const Tensor*> ts) {
-  if (!autograd::grad_enabled()) return false;
-  for (const Tensor* t : ts)
-    if (t->defined() && t->is_traced()) return true;
-  return false;
-}
-
 template <class T>
 cpu::attn::Problem<T> problem(const Tensor& q, const Tensor& k, const AttentionOptions& opt) {
   cpu::attn::Problem<T> p;
@@ -256,7 +249,7 @@ AttentionGrads attention_backward_standard(const Tensor& q, const Tensor& k, con
   const char* op = "attention_backward_standard";
   check_backward_args(op, q, k, v, out, dout, opt);
   if (probs.defined()) check_like(op, "probs", probs, with(lead_dims(q), {q.size(-2), k.size(-2)}), q);
-  if (any_traced({&q, &k, &v, &out, &probs, &dout})) return backward_composite(q, k, v, out, dout, opt);
+  if (autograd::any_traced({&q, &k, &v, &out, &probs, &dout})) return backward_composite(q, k, v, out, dout, opt);
   AttentionOptions o = opt;
   o.impl = AttentionImpl::Standard;
   Tensor qr = autograd::unbox_all(q), kr = autograd::unbox_all(k), vr = autograd::unbox_all(v);
@@ -269,7 +262,7 @@ AttentionGrads attention_backward_flash(const Tensor& q, const Tensor& k, const 
   const char* op = "attention_backward_flash";
   check_backward_args(op, q, k, v, out, dout, opt);
   if (lse.defined()) check_like(op, "lse", lse, with(lead_dims(q), {q.size(-2)}), q);
-  if (any_traced({&q, &k, &v, &out, &lse, &dout})) return backward_composite(q, k, v, out, dout, opt);
+  if (autograd::any_traced({&q, &k, &v, &out, &lse, &dout})) return backward_composite(q, k, v, out, dout, opt);
   EMBER_CHECK(lse.defined(), op, ": lse (the forward's row log-sum-exp) is undefined");
   AttentionOptions o = opt;
   o.impl = AttentionImpl::Flash;

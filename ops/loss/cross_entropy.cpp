@@ -60,7 +60,13 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets_in) {
   auto r = autograd::record(
       "cross_entropy", {logits}, [&](const autograd::Args& a) { return cross_entropy(a[0], targets); },
       [&](const Tensor&, const autograd::Args& a) -> autograd::VjpFn {
-        return [dl = loss_gradient(a[0], targets)](const Tensor& g, int) { return dl * g; };
+        return [logits = a[0], targets](const Tensor& g, int) {
+          // First-order CPU gradients: one fused pass; otherwise the Ember-op form, which can be
+          // differentiated again (Hessian-vector products).
+          if (logits.device() == Device::CPU && g.device() == Device::CPU && !autograd::any_traced({&logits, &g}))
+            return cpu::cross_entropy_backward(logits, targets, g.item() / double(targets.numel()));
+          return loss_gradient(logits, targets) * g;
+        };
       },
       [&](const autograd::Args& t, const Tensor&, const autograd::Args& a) {
         return sum(loss_gradient(a[0], targets) * t[0]);

@@ -2,8 +2,12 @@
 //   dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)),  dweight = sum(g * xhat),  dbias = sum(g)
 // (means over the last dim, sums over every other). The rules are written with Ember ops; when x is
 // itself traced one level down (grad of grad), mean and rstd are recomputed with Ember ops too so
-// that their dependence on x is differentiated; otherwise the kernel's row statistics are reused.
+// that their dependence on x is differentiated; otherwise the kernel's row statistics are reused,
+// and first-order gradients on the CPU run the same formulas as fused kernels (cpu/layer_norm_kernels.h).
 #include "ops/norm/layer_norm.h"
+
+#include <memory>
+#include <optional>
 
 #include "framework/autograd/trace.h"
 #include "ops/elementwise/elementwise.h"
@@ -80,10 +84,20 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
         return layer_norm(a[0], a[1], a[2], eps);
       },
       [&](const Tensor&, const autograd::Args& a) -> autograd::VjpFn {
-        Normalised n = stats(a);
-        Tensor w = a[1];
-        Shape d = {a[0].size(-1)};
-        return [n, w, d](const Tensor& g, int i) {
+        // xhat is formed (once, shared by the three inputs' rules) only when the Ember-op form
+        // runs: on the GPU, or when the gradient is differentiated again. First-order CPU
+        // gradients take the fused kernels from the saved statistics instead.
+        auto composite = std::make_shared<std::optional<Normalised>>();
+        return [x = a[0], w = a[1], mean = saved_mean, rstd = saved_rstd, eps, composite](const Tensor& g, int i) {
+          const Shape d = {x.size(-1)};
+          if (mean.defined() && x.device() == Device::CPU && g.device() == Device::CPU &&
+              !autograd::any_traced({&x, &w, &g})) {
+            if (i == 0) return cpu::layer_norm_backward_input(x, mean, rstd, w, g);
+            if (i == 1) return cpu::layer_norm_backward_weight(x, mean, rstd, g);
+            return sum_to(g, d);
+          }
+          if (!*composite) *composite = mean.defined() ? Normalised{(x - mean) * rstd, rstd} : normalise(x, eps);
+          const Normalised& n = **composite;
           if (i == 0) return xhat_jacobian_times(n, w.defined() ? g * w : g);
           if (i == 1) return sum_to(g * n.xhat, d);
           return sum_to(g, d);

@@ -1,5 +1,6 @@
 // softmax, log_softmax and logsumexp: checks, dispatch to the fused row kernels, and the VJP/JVP
-// rules, written with Ember ops on the saved output so that they differentiate again:
+// rules, written with Ember ops on the saved output so that they differentiate again (first-order
+// gradients on the CPU take the fused kernels in cpu/softmax_kernels.h instead, same formulas):
 //   softmax:     dx = y * (g - sum(g * y))        (the same form maps tangents forward)
 //   log_softmax: dx = g - exp(y) * sum(g)         t_y = t - sum(exp(y) * t)
 //   logsumexp:   dx = g * softmax(x)              t_y = sum(softmax(x) * t)
@@ -21,6 +22,12 @@ Tensor logsumexp(const Tensor& x, int64_t dim);  // keeps dim with size 1
 #endif
 
 namespace {
+
+// The fused CPU backward serves first-order gradients; when the gradient will itself be
+// differentiated (y or g traced), the Ember-op form below records what that needs.
+bool fused_backward_ok(const Tensor& y, const Tensor& g) {
+  return y.device() == Device::CPU && g.device() == Device::CPU && y.dim() > 0 && !autograd::any_traced({&y, &g});
+}
 
 // 0-d inputs are handled as one row of length 1 by the public functions below.
 int64_t checked_dim(const char* op, const Tensor& x, int64_t dim) {
@@ -67,7 +74,10 @@ Tensor softmax(const Tensor& x, int64_t dim) {
   auto r = autograd::record(
       "softmax", {x}, [&](const autograd::Args& a) { return softmax(a[0], d); },
       [&](const Tensor& y, const autograd::Args&) -> autograd::VjpFn {
-        return [y, d](const Tensor& g, int) { return softmax_jacobian_times(y, g, d); };
+        return [y, d](const Tensor& g, int) {
+          if (fused_backward_ok(y, g)) return cpu::softmax_backward(y, g, d);
+          return softmax_jacobian_times(y, g, d);
+        };
       },
       [&](const autograd::Args& t, const Tensor& y, const autograd::Args&) {
         return softmax_jacobian_times(y, t[0], d);
@@ -81,7 +91,10 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
   auto r = autograd::record(
       "log_softmax", {x}, [&](const autograd::Args& a) { return log_softmax(a[0], d); },
       [&](const Tensor& y, const autograd::Args&) -> autograd::VjpFn {
-        return [y, d](const Tensor& g, int) { return g - exp(y) * sum(g, {d}, true); };
+        return [y, d](const Tensor& g, int) {
+          if (fused_backward_ok(y, g)) return cpu::log_softmax_backward(y, g, d);
+          return g - exp(y) * sum(g, {d}, true);
+        };
       },
       [&](const autograd::Args& t, const Tensor& y, const autograd::Args&) {
         return t[0] - sum(exp(y) * t[0], {d}, true);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <type_traits>
+#include <vector>
 
 #include "framework/parallel.h"
 #include "framework/rows.h"
@@ -69,7 +70,116 @@ void layer_norm_rows(const Tensor& x, const Tensor& weight, const Tensor& bias, 
   });
 }
 
+template <class T>
+void backward_input_rows(const Tensor& x, const T* mean, const T* rstd, const Tensor& weight, const Tensor& g,
+                         const Tensor& out) {
+  const int64_t dim = x.dim() - 1;
+  Rows rx = rows_along(x, dim), rg = rows_along(g, dim);
+  const T* px = static_cast<const T*>(x.impl()->storage->data());
+  const T* pg = static_cast<const T*>(g.impl()->storage->data());
+  const T* pw = weight.defined() ? static_cast<const T*>(weight.impl()->storage->data()) + weight.offset() : nullptr;
+  const int64_t sw = weight.defined() ? weight.strides()[0] : 0, n = rx.len;
+  T* po = out.data<T>();
+  parallel_for(rx.count, std::max<int64_t>(1, 4096 / n), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const T* xr = px + rx.offset(r);
+      const T* gr = pg + rg.offset(r);
+      T* dst = po + r * n;
+      const T m = mean[r], rs = rstd[r];
+      // Sums of gw and gw * xhat; double for float32, as the forward's statistics are.
+      double s1 = 0, s2 = 0;
+      if (rx.stride == 1 && rg.stride == 1 && pw && sw == 1) {
+#pragma omp simd reduction(+ : s1, s2)
+        for (int64_t k = 0; k < n; ++k) {
+          const T gw = gr[k] * pw[k];
+          s1 += double(gw);
+          s2 += double(gw) * double((xr[k] - m) * rs);
+        }
+        const T a = T(s1 / double(n)), c = T(s2 / double(n));
+#pragma omp simd
+        for (int64_t k = 0; k < n; ++k) dst[k] = rs * (gr[k] * pw[k] - a - (xr[k] - m) * rs * c);
+        continue;
+      }
+      for (int64_t k = 0; k < n; ++k) {
+        const T gw = pw ? gr[k * rg.stride] * pw[k * sw] : gr[k * rg.stride];
+        s1 += double(gw);
+        s2 += double(gw) * double((xr[k * rx.stride] - m) * rs);
+      }
+      const T a = T(s1 / double(n)), c = T(s2 / double(n));
+      for (int64_t k = 0; k < n; ++k) {
+        const T gw = pw ? gr[k * rg.stride] * pw[k * sw] : gr[k * rg.stride];
+        dst[k] = rs * (gw - a - (xr[k * rx.stride] - m) * rs * c);
+      }
+    }
+  });
+}
+
+template <class T>
+void backward_weight_rows(const Tensor& x, const T* mean, const T* rstd, const Tensor& g, T* dw) {
+  const int64_t dim = x.dim() - 1;
+  Rows rx = rows_along(x, dim), rg = rows_along(g, dim);
+  const T* px = static_cast<const T*>(x.impl()->storage->data());
+  const T* pg = static_cast<const T*>(g.impl()->storage->data());
+  const int64_t n = rx.len;
+  // Each thread sums its block of rows into its own double vector; the blocks are added in order,
+  // so the result does not depend on timing.
+  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), rx.count * n / 65536));
+  std::vector<double> partial(size_t(parts * n), 0.0);
+  parallel_for(parts, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) {
+      double* acc = partial.data() + t * n;
+      for (int64_t r = rx.count * t / parts; r < rx.count * (t + 1) / parts; ++r) {
+        const T* xr = px + rx.offset(r);
+        const T* gr = pg + rg.offset(r);
+        const T m = mean[r], rs = rstd[r];
+        if (rx.stride == 1 && rg.stride == 1) {
+#pragma omp simd
+          for (int64_t k = 0; k < n; ++k) acc[k] += double(gr[k] * ((xr[k] - m) * rs));
+        } else {
+          for (int64_t k = 0; k < n; ++k) acc[k] += double(gr[k * rg.stride] * ((xr[k * rx.stride] - m) * rs));
+        }
+      }
+    }
+  });
+  for (int64_t k = 0; k < n; ++k) {
+    double s = 0;
+    for (int64_t t = 0; t < parts; ++t) s += partial[size_t(t * n + k)];
+    dw[k] = T(s);
+  }
+}
+
+void check_backward_args(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& g) {
+  Shape ss = x.shape();
+  ss.back() = 1;
+  EMBER_CHECK(g.shape() == x.shape() && g.dtype() == x.dtype(), "layer_norm backward: gradient ", g.dtype(),
+              to_string(g.shape()), " must match the input ", x.dtype(), to_string(x.shape()));
+  EMBER_CHECK(mean.shape() == ss && rstd.shape() == ss && mean.is_contiguous() && rstd.is_contiguous() &&
+                  mean.dtype() == x.dtype() && rstd.dtype() == x.dtype(),
+              "layer_norm backward: mean and rstd must be contiguous ", x.dtype(), " of shape ", to_string(ss),
+              " (the forward's statistics), got ", to_string(mean.shape()), " and ", to_string(rstd.shape()));
+}
+
 }  // namespace
+
+Tensor layer_norm_backward_input(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& weight,
+                                 const Tensor& g) {
+  check_backward_args(x, mean, rstd, g);
+  Tensor out = empty(x.shape(), x.dtype());
+  if (x.numel() == 0) return out;
+  EMBER_DISPATCH_FLOAT(x.dtype(), "layer_norm backward", [&] {
+    backward_input_rows<scalar_t>(x, mean.data<scalar_t>(), rstd.data<scalar_t>(), weight, g, out);
+  });
+  return out;
+}
+
+Tensor layer_norm_backward_weight(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& g) {
+  check_backward_args(x, mean, rstd, g);
+  Tensor dw = empty({x.size(-1)}, x.dtype());
+  EMBER_DISPATCH_FLOAT(x.dtype(), "layer_norm backward", [&] {
+    backward_weight_rows<scalar_t>(x, mean.data<scalar_t>(), rstd.data<scalar_t>(), g, dw.data<scalar_t>());
+  });
+  return dw;
+}
 
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, Tensor* mean, Tensor* rstd) {
   Tensor out = empty(x.shape(), x.dtype());

@@ -51,7 +51,74 @@ Tensor run(const Tensor& x, int64_t dim, Kind kind, const char* op) {
   return out;
 }
 
+// Both backward rules: per row, one reduction (sum(g * y) or sum(g), accumulated in double for
+// float32 as the forward's sums are) and one write, the second read of the row coming from cache.
+template <class T>
+void backward_rows(const Tensor& y, const Tensor& g, const Tensor& out, int64_t dim, Kind kind) {
+  Rows ry = rows_along(y, dim), rg = rows_along(g, dim), o = rows_along(out, dim);
+  const T* py = static_cast<const T*>(y.impl()->storage->data());
+  const T* pg = static_cast<const T*>(g.impl()->storage->data());
+  T* po = out.data<T>() - out.offset();
+  const int64_t n = ry.len;
+  parallel_for(ry.count, row_grain(n), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const T* yr = py + ry.offset(r);
+      const T* gr = pg + rg.offset(r);
+      T* dst = po + o.offset(r);
+      const bool unit = ry.stride == 1 && rg.stride == 1 && o.stride == 1;
+      double acc = 0;
+      if (kind == Kind::Softmax) {
+        if (unit) {
+#pragma omp simd reduction(+ : acc)
+          for (int64_t k = 0; k < n; ++k) acc += double(gr[k]) * double(yr[k]);
+          const T s = T(acc);
+#pragma omp simd
+          for (int64_t k = 0; k < n; ++k) dst[k] = yr[k] * (gr[k] - s);
+        } else {
+          for (int64_t k = 0; k < n; ++k) acc += double(gr[k * rg.stride]) * double(yr[k * ry.stride]);
+          const T s = T(acc);
+          for (int64_t k = 0; k < n; ++k) dst[k * o.stride] = yr[k * ry.stride] * (gr[k * rg.stride] - s);
+        }
+        continue;
+      }
+      if (unit) {
+#pragma omp simd reduction(+ : acc)
+        for (int64_t k = 0; k < n; ++k) acc += double(gr[k]);
+      } else {
+        for (int64_t k = 0; k < n; ++k) acc += double(gr[k * rg.stride]);
+      }
+      const T s = T(acc);
+      if constexpr (std::is_same_v<T, float>) {
+        // exp(y) * s with the vectorised exp (y = log_softmax <= 0), then g minus it in place.
+        if (unit && have_simd_exp()) {
+          exp_scale_simd(yr, n, 0.0f, s, dst);
+#pragma omp simd
+          for (int64_t k = 0; k < n; ++k) dst[k] = gr[k] - dst[k];
+          continue;
+        }
+      }
+      for (int64_t k = 0; k < n; ++k) dst[k * o.stride] = gr[k * rg.stride] - std::exp(yr[k * ry.stride]) * s;
+    }
+  });
+}
+
+Tensor run_backward(const Tensor& y, const Tensor& g, int64_t dim, Kind kind, const char* op) {
+  EMBER_CHECK(y.shape() == g.shape() && y.dtype() == g.dtype(), op, ": output ", y.dtype(), to_string(y.shape()),
+              " and gradient ", g.dtype(), to_string(g.shape()), " must match");
+  Tensor out = empty(y.shape(), y.dtype());
+  if (y.numel() == 0) return out;
+  EMBER_DISPATCH_FLOAT(y.dtype(), op, [&] { backward_rows<scalar_t>(y, g, out, dim, kind); });
+  return out;
+}
+
 }  // namespace
+
+Tensor softmax_backward(const Tensor& y, const Tensor& g, int64_t dim) {
+  return run_backward(y, g, dim, Kind::Softmax, "softmax backward");
+}
+Tensor log_softmax_backward(const Tensor& y, const Tensor& g, int64_t dim) {
+  return run_backward(y, g, dim, Kind::LogSoftmax, "log_softmax backward");
+}
 
 Tensor softmax(const Tensor& x, int64_t dim) { return run(x, dim, Kind::Softmax, "softmax"); }
 Tensor log_softmax(const Tensor& x, int64_t dim) { return run(x, dim, Kind::LogSoftmax, "log_softmax"); }
