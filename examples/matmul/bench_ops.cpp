@@ -2,6 +2,7 @@
 // the same bytes, on the same threads. An op's traffic is the bytes it must read plus the bytes it
 // writes; memcpy of S bytes moves 2S. Both are reported in GB/s of that traffic.
 //   bench_ops [--numel 1048576,16777216] [--json results.json]
+#include <algorithm>
 #include <cstring>
 #include <cxxopts.hpp>
 #include <functional>
@@ -11,6 +12,9 @@
 #include "ember.h"
 #include "examples/common/bench.h"
 #include "framework/parallel.h"
+#include "ops/loss/cpu/cross_entropy_kernels.h"
+#include "ops/norm/cpu/layer_norm_kernels.h"
+#include "ops/softmax/cpu/softmax_kernels.h"
 
 using namespace ember;
 
@@ -37,6 +41,7 @@ int main(int argc, char** argv) {
   cxxopts::Options options("bench_ops", "GB/s of Ember's elementwise ops and reductions against memcpy of the same bytes");
   options.add_options()
       ("numel", "tensor sizes in elements, comma-separated", cxxopts::value<std::string>()->default_value("1048576,16777216"))
+      ("ops", "only these ops, comma-separated (default: all)", cxxopts::value<std::string>()->default_value(""))
       ("dtype", "float32 or float64", cxxopts::value<std::string>()->default_value("float32"))
       ("threads", "threads (0: all cores)", cxxopts::value<int>()->default_value("0"))
       ("warmup", "untimed runs", cxxopts::value<int>()->default_value("3"))
@@ -57,23 +62,33 @@ int main(int argc, char** argv) {
 #ifdef _OPENMP
     omp_set_num_threads(threads);
 #endif
+    std::vector<std::string> only;
+    {
+      std::stringstream ss(args["ops"].as<std::string>());
+      for (std::string item; std::getline(ss, item, ',');)
+        if (!item.empty()) only.push_back(item);
+    }
     bench::Options timing;
     timing.warmup = args["warmup"].as<int>();
     timing.repeats = args["repeats"].as<int>();
     timing.min_repeats = std::min(3, timing.repeats);
     bench::CpuInfo cpu = bench::cpu_info();
     std::cout << "cpu: " << cpu.model << "\nthreads: " << threads << "\ndtype: " << dts << "\n"
-              << "rows of 1024; softmax, layer_norm and cross_entropy are the fused forward kernels\n\n";
+              << "rows of 1024; softmax, log_softmax, layer_norm and cross_entropy are the fused forward kernels,\n"
+              << "*_bwd their fused backward kernels (first-order gradients) called directly\n\n";
 
     nlohmann::json out = {{"program", "bench_ops"}, {"cpu", cpu.model}, {"threads", threads}, {"dtype", dts}};
     out["results"] = nlohmann::json::array();
-    std::cout << "op             numel      MB moved   median ms      GB/s   % of memcpy\n";
+    std::cout << "op                     numel      MB moved   median ms      GB/s   % of memcpy\n";
     for (int64_t n : parse_list(args["numel"].as<std::string>())) {
       EMBER_CHECK(n >= 1024 && n % 1024 == 0, "bench_ops: --numel values must be positive multiples of 1024, got ", n);
       Generator gen(1);
       Tensor x = normal({n / 1024, 1024}, 0, 1, dt, &gen), y = normal({n / 1024, 1024}, 0, 1, dt, &gen);
       Tensor w = normal({1024}, 1, 0.1, dt, &gen), b = normal({1024}, 0, 0.1, dt, &gen);
       Tensor targets = randint({n / 1024}, 0, 1024, &gen);
+      // What the backward kernels read: the forward outputs and saved row statistics.
+      Tensor sm = softmax(x, -1), lsm = log_softmax(x, -1), ln_mean, ln_rstd;
+      cpu::layer_norm(x, w, b, 1e-5, &ln_mean, &ln_rstd);
       size_t bytes = size_t(n) * itemsize(dt);
 
       // memcpy of one tensor's bytes, split over the same threads as the ops.
@@ -88,7 +103,7 @@ int main(int argc, char** argv) {
       double memcpy_gbs = 2.0 * double(bytes) / tm.median_s * 1e-9;
       auto row = [&](const std::string& name, double traffic, const bench::Timing& t, double idle) {
         double gbs = traffic / t.median_s * 1e-9;
-        std::cout << name << std::string(size_t(std::max(0, 12 - int(name.size()))), ' ') << bench::cell(double(n), 10, 0)
+        std::cout << name << std::string(size_t(std::max(0, 20 - int(name.size()))), ' ') << bench::cell(double(n), 10, 0)
                   << bench::cell(traffic * 1e-6, 12, 1) << bench::cell(t.median_s * 1e3, 12, 3) << bench::cell(gbs, 10, 1)
                   << bench::cell(100 * gbs / memcpy_gbs, 13, 0) << "\n";
         out["results"].push_back({{"op", name}, {"numel", n}, {"bytes_moved", traffic}, {"gbps", gbs},
@@ -111,8 +126,14 @@ int main(int argc, char** argv) {
           {"log_softmax", 1, 1, [&] { return log_softmax(x, -1); }},
           {"layer_norm", 1, 1, [&] { return layer_norm(x, w, b); }},
           {"cross_entropy", 1, 0, [&] { return cross_entropy(x, targets); }},
+          {"softmax_bwd", 2, 1, [&] { return cpu::softmax_backward(sm, y, 1); }},
+          {"log_softmax_bwd", 2, 1, [&] { return cpu::log_softmax_backward(lsm, y, 1); }},
+          {"layer_norm_bwd_dx", 2, 1, [&] { return cpu::layer_norm_backward_input(x, ln_mean, ln_rstd, w, y); }},
+          {"layer_norm_bwd_dw", 2, 0, [&] { return cpu::layer_norm_backward_weight(x, ln_mean, ln_rstd, y); }},
+          {"cross_entropy_bwd", 1, 1, [&] { return cpu::cross_entropy_backward(x, targets, 1.0 / double(n / 1024)); }},
       };
       for (const OpCase& op : ops) {
+        if (!only.empty() && std::find(only.begin(), only.end(), op.name) == only.end()) continue;
         double idle_op = quiet();
         bench::Timing t = bench::measure([&] { op.run(); }, timing);
         row(op.name, double(op.reads + op.writes) * double(bytes), t, idle_op);
