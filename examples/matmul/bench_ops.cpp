@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
 
     nlohmann::json out = {{"program", "bench_ops"}, {"cpu", cpu.model}, {"threads", threads}, {"dtype", dts}};
     out["results"] = nlohmann::json::array();
-    std::cout << "op                     numel      MB moved   median ms      GB/s   % of memcpy\n";
+    std::cout << "op                           numel      MB moved   median ms      GB/s   % of memcpy\n";
     for (int64_t n : parse_list(args["numel"].as<std::string>())) {
       EMBER_CHECK(n >= 1024 && n % 1024 == 0, "bench_ops: --numel values must be positive multiples of 1024, got ", n);
       Generator gen(1);
@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
       double memcpy_gbs = 2.0 * double(bytes) / tm.median_s * 1e-9;
       auto row = [&](const std::string& name, double traffic, const bench::Timing& t, double idle) {
         double gbs = traffic / t.median_s * 1e-9;
-        std::cout << name << std::string(size_t(std::max(0, 20 - int(name.size()))), ' ') << bench::cell(double(n), 10, 0)
+        std::cout << name << std::string(size_t(std::max(0, 26 - int(name.size()))), ' ') << bench::cell(double(n), 10, 0)
                   << bench::cell(traffic * 1e-6, 12, 1) << bench::cell(t.median_s * 1e3, 12, 3) << bench::cell(gbs, 10, 1)
                   << bench::cell(100 * gbs / memcpy_gbs, 13, 0) << "\n";
         out["results"].push_back({{"op", name}, {"numel", n}, {"bytes_moved", traffic}, {"gbps", gbs},
@@ -131,6 +131,16 @@ int main(int argc, char** argv) {
           {"layer_norm_bwd_dx", 2, 1, [&] { return cpu::layer_norm_backward_input(x, ln_mean, ln_rstd, w, y); }},
           {"layer_norm_bwd_dw", 2, 0, [&] { return cpu::layer_norm_backward_weight(x, ln_mean, ln_rstd, y); }},
           {"cross_entropy_bwd", 1, 1, [&] { return cpu::cross_entropy_backward(x, targets, 1.0 / double(n / 1024)); }},
+          // The same rules as chains of Ember ops (what grad of grad records, and what first-order
+          // gradients ran before the fused kernels); traffic counted as for the fused kernel.
+          {"softmax_bwd_unfused", 2, 1, [&] { return sm * (y - sum(y * sm, {1}, true)); }},
+          {"layer_norm_bwd_dx_unfused", 2, 1, [&] {
+             Tensor xhat = (x - ln_mean) * ln_rstd, gw = y * w;
+             return ln_rstd * (gw - mean(gw, {1}, true) - xhat * mean(gw * xhat, {1}, true));
+           }},
+          {"cross_entropy_bwd_unfused", 1, 1, [&] {
+             return (softmax(x, -1) - cpu::one_hot(targets, 1024, x.dtype())) / double(n / 1024);
+           }},
       };
       for (const OpCase& op : ops) {
         if (!only.empty() && std::find(only.begin(), only.end(), op.name) == only.end()) continue;
