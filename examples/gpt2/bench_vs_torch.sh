@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs `gpt2 bench` and its PyTorch eager peer on the same shapes in one command and prints the
-# tokens/s ratio per row. Usage: examples/gpt2/bench_vs_torch.sh [OUTDIR] [extra bench flags...]
+# tokens/s ratio per row, then plots time against length into OUTDIR/bench.png. Usage: examples/gpt2/bench_vs_torch.sh [OUTDIR] [extra bench flags...]
 # (EMBER_BIN=DIR picks another build's bin folder.)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,3 +21,4 @@ for a, b in zip(e["rows"], t["rows"]):
     print(f"{a['generated']:>10}{'yes' if a['cache'] else 'no':>8}{a['tokens_per_s']:>14.2f}{b['tokens_per_s']:>14.2f}"
           f"{a['tokens_per_s'] / b['tokens_per_s']:>13.2f}")
 PY
+/usr/bin/python3 "$here/plot_bench.py" "$out" --out "$out/bench.png"
