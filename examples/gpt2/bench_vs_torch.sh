@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs `gpt2 bench` and its PyTorch eager peer on the same shapes in one command and prints the
-# tokens/s ratio per row, then plots time against length into OUTDIR/bench.png. Usage: examples/gpt2/bench_vs_torch.sh [OUTDIR] [extra bench flags...]
+# tokens/s ratio per row, then plots time against length into OUTDIR/bench.png.
+# Usage: examples/gpt2/bench_vs_torch.sh [OUTDIR] [extra bench flags...]
 # (EMBER_BIN=DIR picks another build's bin folder.)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
