@@ -15,7 +15,13 @@ namespace {
 
 // Draws order[i] for i < nucleus with probability p[i] / (p[0] + ... + p[nucleus - 1]).
 int64_t draw(const std::vector<double>& p, size_t nucleus, const std::vector<int64_t>& order, Generator& gen) {
-  return draw(p, nucleus, order, gen);
+  double mass = std::accumulate(p.begin(), p.begin() + long(nucleus), 0.0);
+  double u = gen.uniform() * mass;
+  for (size_t i = 0; i < nucleus; ++i) {
+    u -= p[i];
+    if (u < 0) return order[i];
+  }
+  return order[nucleus - 1];
 }
 
 #ifdef EMBER_CUDA
@@ -76,13 +82,7 @@ int64_t sample_next(const Tensor& logits, const SamplingOptions& opt, Generator&
       break;
     }
   }
-  double mass = std::accumulate(p.begin(), p.begin() + long(nucleus), 0.0);
-  double u = gen.uniform() * mass;
-  for (size_t i = 0; i < nucleus; ++i) {
-    u -= p[i];
-    if (u < 0) return order[i];
-  }
-  return order[nucleus - 1];
+  return draw(p, nucleus, order, gen);
 }
 
 std::vector<int64_t> generate(GPT2& model, const std::vector<int64_t>& prompt, const SamplingOptions& opt,
