@@ -5,8 +5,50 @@
 #include <numeric>
 
 #include "framework/autograd/trace.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/reduce/reduce.h"
+#include "ops/select/select.h"
 
 namespace ember::gpt2 {
+
+namespace {
+
+// Draws order[i] for i < nucleus with probability p[i] / (p[0] + ... + p[nucleus - 1]).
+int64_t draw(const std::vector<double>& p, size_t nucleus, const std::vector<int64_t>& order, Generator& gen) {
+  double mass = std::accumulate(p.begin(), p.begin() + long(nucleus), 0.0);
+  double u = gen.uniform() * mass;
+  for (size_t i = 0; i < nucleus; ++i) {
+    u -= p[i];
+    if (u < 0) return order[i];
+  }
+  return order[nucleus - 1];
+}
+
+#ifdef EMBER_CUDA
+// Logits on the GPU: the candidates are ordered there (topk for top-k, a full descending sort
+// otherwise) and the nucleus is found there (cumsum of the probabilities, in float64), so only
+// the tokens that can be drawn cross to the host, not the whole vocabulary.
+int64_t sample_next_cuda(const Tensor& logits, const SamplingOptions& opt, Generator& gen) {
+  Tensor z = logits.detach();
+  if (opt.temperature == 0.0) return int64_t(argmax(z, 0).to(Device::CPU).item());
+  int64_t vocab = z.numel(), keep = opt.top_k > 0 ? std::min(vocab, opt.top_k) : vocab;
+  TopK cand = keep < vocab ? topk(z, keep) : sort(z, /*descending=*/true);
+  int64_t nucleus = keep;
+  if (opt.top_p < 1.0) {
+    Tensor zc = cand.values.to(DType::Float64);
+    Tensor p = exp((zc - zc.slice(0, 0, 1)) / opt.temperature);
+    Tensor below = lt(cumsum(p, 0) / sum(p), scalar_like(p, opt.top_p));  // prefix still short of top_p
+    nucleus = std::min(keep, int64_t(sum(below).to(Device::CPU).item()) + 1);
+  }
+  std::vector<double> zs = cand.values.slice(0, 0, nucleus).to(Device::CPU).to_vector<double>();
+  std::vector<int64_t> order = cand.indices.slice(0, 0, nucleus).to(Device::CPU).to_vector<int64_t>();
+  std::vector<double> p(zs.size());
+  for (size_t i = 0; i < zs.size(); ++i) p[i] = std::exp((zs[i] - zs[0]) / opt.temperature);
+  return draw(p, size_t(nucleus), order, gen);
+}
+#endif
+
+}  // namespace
 
 int64_t sample_next(const Tensor& logits, const SamplingOptions& opt, Generator& gen) {
   EMBER_CHECK(logits.dim() == 1 && logits.numel() > 0, "sample_next: expected one row of logits, got shape ",
@@ -14,6 +56,9 @@ int64_t sample_next(const Tensor& logits, const SamplingOptions& opt, Generator&
   EMBER_CHECK(opt.temperature >= 0 && opt.top_k >= 0 && opt.top_p > 0 && opt.top_p <= 1,
               "sample_next: temperature >= 0, top_k >= 0 and 0 < top_p <= 1 are required (got ", opt.temperature, ", ",
               opt.top_k, ", ", opt.top_p, ")");
+#ifdef EMBER_CUDA
+  if (logits.device() == Device::CUDA) return sample_next_cuda(logits, opt, gen);
+#endif
   std::vector<double> z = logits.to_vector<double>();
   if (opt.temperature == 0.0) return int64_t(std::max_element(z.begin(), z.end()) - z.begin());
   std::vector<int64_t> order(z.size());
@@ -37,13 +82,7 @@ int64_t sample_next(const Tensor& logits, const SamplingOptions& opt, Generator&
       break;
     }
   }
-  double mass = std::accumulate(p.begin(), p.begin() + long(nucleus), 0.0);
-  double u = gen.uniform() * mass;
-  for (size_t i = 0; i < nucleus; ++i) {
-    u -= p[i];
-    if (u < 0) return order[i];
-  }
-  return order[nucleus - 1];
+  return draw(p, nucleus, order, gen);
 }
 
 std::vector<int64_t> generate(GPT2& model, const std::vector<int64_t>& prompt, const SamplingOptions& opt,

@@ -18,7 +18,9 @@ struct SamplingOptions {
   int64_t stop_token = -1;   // stop after emitting this id (e.g. end-of-text); -1: never
 };
 
-// The next token from one row of logits (vocab,).
+// The next token from one row of logits (vocab,). CUDA logits are ranked on the GPU (ops/select:
+// topk for top-k, sort + cumsum for top-p) and only the candidates that can be drawn are copied
+// back; the draw itself is the same as for CPU logits (one uniform number from gen).
 int64_t sample_next(const Tensor& logits, const SamplingOptions& opt, Generator& gen);
 
 // Continues `prompt`; calls on_token for each new id as it is produced. Returns the new ids.

@@ -6,6 +6,9 @@
 #include <numeric>
 
 #include "framework/parallel.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/reduce/reduce.h"
+#include "ops/select/select.h"
 
 namespace ember::sparsity {
 
@@ -98,7 +101,26 @@ void topk_row(const float* v, int64_t n, int64_t k, bool by_magnitude, int64_t* 
   }
 }
 
+// The k largest by ops/select's order, which breaks ties by the lower index exactly as topk_row
+// does, then those indices sorted ascending (as float64, exact for any index below 2^53).
+Tensor topk_indices_by_select(const Tensor& x, int64_t k, bool by_magnitude) {
+  const char* op = "topk_indices";
+  EMBER_CHECK(x.defined() && x.dim() >= 1, op, ": expected a tensor of shape (..., n), got ",
+              x.defined() ? to_string(x.shape()) : "an undefined tensor");
+  EMBER_CHECK(x.dtype() == DType::Float32, op, ": expected float32, got ", x.dtype());
+  check_k(op, k, x.size(-1));
+  Tensor v = x.detach();
+  // NaN has no rank in topk_row's contract: refuse it on every device (one reduction here).
+  int64_t comparable = int64_t(sum(eq(v, v).to(DType::Float64)).to(Device::CPU).item());
+  EMBER_CHECK(comparable == v.numel(), op, ": ", v.numel() - comparable, " entries of the ", to_string(v.shape()),
+              " input are NaN; top-k needs comparable values");
+  if (by_magnitude) v = abs(v);
+  Tensor chosen = topk(v, k, /*largest=*/true).indices;
+  return sort(chosen.to(DType::Float64)).values.to(DType::Int64);
+}
+
 Tensor topk_indices(const Tensor& x, int64_t k, bool by_magnitude) {
+  if (x.defined() && x.device() != Device::CPU) return topk_indices_by_select(x, k, by_magnitude);
   int64_t rows, n;
   Tensor c = as_rows(x, "topk_indices", &rows, &n);
   check_k("topk_indices", k, n);

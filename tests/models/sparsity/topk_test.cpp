@@ -128,3 +128,26 @@ TEST(SparsityTopk, BadInputRaises) {
   Tensor nan = from_vector(std::vector<float>{1, NAN, 2}, {1, 3});
   EXPECT_EMBER_ERROR(topk_indices(nan, 1), "NaN");
 }
+
+// topk_indices on CUDA tensors goes through topk_indices_by_select (the select ops); on the CPU
+// that composition must give exactly topk_row's answer, ties and magnitudes included.
+TEST(SparsityTopk, SelectOpsCompositionMatchesTopkRow) {
+  Generator g(77);
+  std::vector<Tensor> xs = {random_f32({3, 1}, 70), random_f32({3, 7}, 71), random_f32({2, 4, 33}, 72),
+                            random_f32({33, 6}, 73).t(), randint({4, 127}, -3, 4, &g).to(DType::Float32)};
+  for (const Tensor& x : xs)
+    for (bool mag : {false, true}) {
+      int64_t n = x.size(-1);
+      for (int64_t k : std::vector<int64_t>{0, 1, n / 2, n}) {
+        Tensor got = topk_indices_by_select(x, k, mag);
+        EXPECT_EQ(got.dtype(), DType::Int64);
+        EXPECT_EQ(got.shape(), topk_indices(x, k, mag).shape());
+        EXPECT_EQ(got.to_vector<int64_t>(), topk_indices(x, k, mag).to_vector<int64_t>())
+            << to_string(x.shape()) << " k " << k << " magnitude " << mag;
+      }
+    }
+  Tensor bad = from_vector(std::vector<float>{1, NAN, 2}, {1, 3});
+  EXPECT_THROW(topk_indices_by_select(bad, 1), Error);
+  EXPECT_THROW(topk_indices_by_select(random_f32({2, 3}, 74), 4), Error);
+  EXPECT_THROW(topk_indices_by_select(from_vector(std::vector<double>{1, 2}), 1), Error);
+}
