@@ -20,6 +20,7 @@
 #include "ops/matmul/matmul.h"
 #include "ops/norm/layer_norm.h"
 #include "ops/reduce/reduce.h"
+#include "ops/select/select.h"
 #include "ops/shape/shape_ops.h"
 #include "ops/softmax/softmax.h"
 #include "ops/sparse/sparse_ops.h"
