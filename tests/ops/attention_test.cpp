@@ -161,6 +161,23 @@ TEST(Attention, NonContiguousInputs) {
   }
 }
 
+TEST(Attention, FewQueryRowsTakeDotProductsAgainstKeysInPlace) {
+  // One to three queries (a generation step) against many keys, over several key blocks: the
+  // kernels skip transposing K below kFewRows rows; four rows take the transposed-tile path.
+  uint64_t seed = 80;
+  for (int64_t nq : {1, 2, 3, 4})
+    for (int64_t d : {5, 16})
+      for (bool causal : {false, true})
+        for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash}) {
+          SCOPED_TRACE(str(name(impl), " nq=", nq, " d=", d, " causal=", causal));
+          Tensor q = random({2, 3, nq, d}, seed++), k = random({2, 3, 70, d}, seed++), v = random({2, 3, 70, d}, seed++);
+          Tensor ref = attention_composite(q, k, v, opts(impl, causal));
+          EXPECT_TRUE(all_close(attention(q, k, v, opts(impl, causal, 4 * d * 8)), ref, 1e-12, 1e-10));
+          EXPECT_TRUE(all_close(attention(q.to(DType::Float32), k.to(DType::Float32), v.to(DType::Float32),
+                                          opts(impl, causal, 4 * d * 8)).to(DType::Float64), ref, 1e-5, 1e-4));
+        }
+}
+
 TEST(Attention, KeysAndValuesReadInPlaceFromALargerBuffer) {
   // A KV cache's view: (B, H, capacity, d) storage, the first `len` positions visible; the forward
   // reads it in place (slices a uniform distance apart). Also a view whose heads are not uniformly

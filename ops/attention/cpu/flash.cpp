@@ -58,7 +58,9 @@ void flash_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* 
       for (int64_t j0 = 0; j0 < vis; j0 += bc) {
         const int64_t n = std::min(bc, vis - j0);
         const T* vj = v + bh * pr.kv_stride() + j0 * d;
-        transpose_into(n, d, k + bh * pr.kv_stride() + j0 * d, d, kt);
+        const T* kj = k + bh * pr.kv_stride() + j0 * d;
+        const bool few = r1 - r0 < kFewRows;  // decoding: dot products against K's rows in place
+        if (!few) transpose_into(n, d, kj, d, kt);
         count_read(2 * n * d, E);  // K_j and V_j
         // Row blocks whose last row is left of column j0's diagonal see nothing of this block.
         int64_t first = r0;
@@ -67,7 +69,8 @@ void flash_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* 
           const int64_t m = std::min(br, r1 - i0);
           T* oi = ob + i0 * d;
           count_read(2 * m * d + 2 * m, E);  // Q_i, O_i, m_i, l_i
-          gemm_a_bt(m, n, d, pr.scale, q + (bh * nq + i0) * d, d, kt, s, bc);
+          if (few) gemm_a_bt_rows(m, n, d, pr.scale, q + (bh * nq + i0) * d, d, kj, d, s, bc);
+          else gemm_a_bt(m, n, d, pr.scale, q + (bh * nq + i0) * d, d, kt, s, bc);
           for (int64_t r = 0; r < m; ++r) {
             T* srow = s + r * bc;
             const int64_t jmax = std::clamp<int64_t>(pr.visible(i0 + r) - j0, 0, n);

@@ -28,6 +28,10 @@ struct Problem {
   }
 };
 
+// Below this many query rows (a generation step has one) the kernels take Q K^T as dot products
+// against K's rows in place instead of transposing each K tile first (tile_math.h).
+constexpr int64_t kFewRows = 4;
+
 // Tasks per thread worth waking a thread for: each task does about `task_flops`; below ~256k flops
 // a thread costs more than it saves (and spinning OpenMP threads hurt a loaded machine).
 inline int64_t task_grain(int64_t task_flops) {

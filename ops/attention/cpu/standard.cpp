@@ -36,8 +36,12 @@ void standard_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, 
       count_read(m * d, E);
       for (int64_t j0 = 0; j0 < vis; j0 += cs) {
         const int64_t n = std::min(cs, vis - j0);
-        transpose_into(n, d, kb + j0 * d, d, kt);
         count_read(n * d, E);
+        if (m < kFewRows) {
+          gemm_a_bt_rows(m, n, d, pr.scale, qb, d, kb + j0 * d, d, pb + j0, nk);
+          continue;
+        }
+        transpose_into(n, d, kb + j0 * d, d, kt);
         gemm_a_bt(m, n, d, pr.scale, qb, d, kt, pb + j0, nk);
       }
       count_write(m * vis, E);

@@ -92,6 +92,34 @@ inline void gemm_generic(int64_t m, int64_t n, int64_t k, T alpha, const T* a, i
   }
 }
 
+// C[m x n] = alpha * A[m x k] * B[n x k]^T with B's rows contiguous (row stride ldb): dot products
+// of A's rows with B's rows. For the few-row case (decoding: one query against every cached key)
+// this reads B once where transposing it first would read it, write it and read it again; for
+// many rows the transposed-tile product below reuses each B vector across four rows instead.
+template <class T>
+inline void gemm_a_bt_rows(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b, int64_t ldb,
+                           T* c, int64_t ldc) {
+  using V = typename Vec<T>::type;
+  constexpr int64_t W = Vec<T>::width;
+  for (int64_t i = 0; i < m; ++i) {
+    const T* ai = a + i * lda;
+    for (int64_t j = 0; j < n; ++j) {
+      const T* bj = b + j * ldb;
+      V s0 = {}, s1 = {};
+      int64_t kk = 0;
+      for (; kk + 2 * W <= k; kk += 2 * W) {
+        s0 += Vec<T>::load(ai + kk) * Vec<T>::load(bj + kk);
+        s1 += Vec<T>::load(ai + kk + W) * Vec<T>::load(bj + kk + W);
+      }
+      s0 += s1;
+      T sum = 0;
+      for (int64_t l = 0; l < W; ++l) sum += s0[l];
+      for (; kk < k; ++kk) sum += ai[kk] * bj[kk];
+      c[i * ldc + j] = alpha * sum;
+    }
+  }
+}
+
 // C[m x n] = alpha * A[m x k] * Bt[k x n]   (Bt is a transposed tile, row stride n)
 template <class T>
 inline void gemm_a_bt(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* bt, T* c,
