@@ -40,7 +40,7 @@ def main():
         ax.set_ylabel("seconds")
         ax.set_title("%s, %d thread%s" % (runs["ember"]["cpu"], runs["ember"]["threads"], "" if runs["ember"]["threads"] == 1 else "s"))
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="upper left")
     fig.suptitle("GPT-2 124M shapes, greedy decoding: time against generated length")
     fig.tight_layout()
     fig.savefig(args.out, dpi=110)
