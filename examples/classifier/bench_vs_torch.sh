@@ -15,7 +15,7 @@ cd "$(dirname "$0")/../.."
 OUT=${1:-results/classifier/bench}
 EPOCHS=${2:-3}
 REPEATS=${3:-3}
-BIN=build/bin/train_classifier
+BIN=${EMBER_BIN:-build/bin}/train_classifier  # EMBER_BIN=DIR picks another build
 PY=/usr/bin/python3
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 [ -x "$BIN" ] || { echo "build first: cmake --build build --target train_classifier" >&2; exit 1; }
