@@ -25,13 +25,16 @@ EMBER_MAP8(exp_avx2, avx2::exp8_ieee)
 EMBER_MAP8(tanh_avx2, avx2::tanh8)
 EMBER_MAP8(sigmoid_avx2, avx2::sigmoid8)
 EMBER_MAP8(gelu_tanh_avx2, avx2::gelu_tanh8)
+EMBER_MAP8(gelu_avx2, avx2::gelu8)
+EMBER_MAP8(erf_avx2, avx2::erf8)
 #undef EMBER_MAP8
 
 }  // namespace
 
 bool unary_avx2_supported(UnaryOp op) {
   if (!avx2::avx2_fma_available()) return false;
-  return op == UnaryOp::Exp || op == UnaryOp::Tanh || op == UnaryOp::Sigmoid || op == UnaryOp::GeluTanh;
+  return op == UnaryOp::Exp || op == UnaryOp::Tanh || op == UnaryOp::Sigmoid || op == UnaryOp::GeluTanh ||
+         op == UnaryOp::Gelu || op == UnaryOp::Erf;
 }
 
 void unary_avx2(UnaryOp op, const float* x, float* y, int64_t n) {
@@ -40,6 +43,8 @@ void unary_avx2(UnaryOp op, const float* x, float* y, int64_t n) {
     case UnaryOp::Tanh: return tanh_avx2(x, y, n);
     case UnaryOp::Sigmoid: return sigmoid_avx2(x, y, n);
     case UnaryOp::GeluTanh: return gelu_tanh_avx2(x, y, n);
+    case UnaryOp::Gelu: return gelu_avx2(x, y, n);
+    case UnaryOp::Erf: return erf_avx2(x, y, n);
     default: break;
   }
 }

@@ -1,5 +1,5 @@
 // AVX2 kernels for the float32 unary ops whose scalar libm calls kept them far below memory
-// bandwidth (exp, tanh, sigmoid, GPT-2's tanh GELU), using ops/common/cpu/avx2_math.h. Chosen at
+// bandwidth (exp, tanh, sigmoid, erf and both GELUs), using ops/common/cpu/avx2_math.h. Chosen at
 // run time; the scalar loop stays the reference and serves every other op, dtype and CPU.
 #pragma once
 #include <cstdint>

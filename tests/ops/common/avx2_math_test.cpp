@@ -55,6 +55,14 @@ TEST(Avx2Math, WorstRelativeErrorOverTheRange) {
   // (relative 6e-8) moves the result by 6e-8 |2u| relatively: about 1e-6 at x = -4, 7e-6 at x = -9.
   EXPECT_LT(worst_relative(UnaryOp::GeluTanh, grid(-4, 30, 0.00137), gelu_tanh_ref), 2e-6);
   EXPECT_LT(worst_relative(UnaryOp::GeluTanh, grid(-9, -4, 0.00137), gelu_tanh_ref), 1.5e-5);
+  // erf: relative accuracy near 0 (Taylor branch), across the 0.5 switch, and up to where it is 1.
+  EXPECT_LT(worst_relative(UnaryOp::Erf, grid(-6, 6, 0.000731), [](double x) { return std::erf(x); }, 1e-40), 1e-6);
+  EXPECT_LT(worst_relative(UnaryOp::Erf, grid(-1e-3, 1e-3, 1.3e-7), [](double x) { return std::erf(x); }, 1e-40), 3e-7);
+  // Exact GELU, x Phi(x), down to x = -13 (value 1e-37): the erfc branch keeps the negative side's
+  // relative accuracy, up to the conditioning of u = -x / sqrt 2 (relative error ~ u^2 * 1e-7).
+  auto gelu_ref = [](double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); };
+  EXPECT_LT(worst_relative(UnaryOp::Gelu, grid(-3, 20, 0.000917), gelu_ref), 1e-6);
+  EXPECT_LT(worst_relative(UnaryOp::Gelu, grid(-13, -3, 0.000917), gelu_ref), 2e-5);
 }
 
 TEST(Avx2Math, EdgeCasesFollowIeee) {
@@ -80,6 +88,20 @@ TEST(Avx2Math, EdgeCasesFollowIeee) {
   EXPECT_TRUE(std::isnan(s[2]));
   EXPECT_EQ(s[3], 1.0f);
   EXPECT_EQ(s[4], 0.0f);
+  std::vector<float> r = apply(UnaryOp::Erf, {kInf, -kInf, kNan, -0.0f, 20.0f, -20.0f});
+  EXPECT_EQ(r[0], 1.0f);
+  EXPECT_EQ(r[1], -1.0f);
+  EXPECT_TRUE(std::isnan(r[2]));
+  EXPECT_TRUE(r[3] == 0.0f && std::signbit(r[3]));
+  EXPECT_EQ(r[4], 1.0f);
+  EXPECT_EQ(r[5], -1.0f);
+  std::vector<float> ge = apply(UnaryOp::Gelu, {kInf, kNan, -30.0f, 1e30f, -1e30f, 0.0f});
+  EXPECT_EQ(ge[0], kInf);
+  EXPECT_TRUE(std::isnan(ge[1]));
+  EXPECT_EQ(ge[2], 0.0f);
+  EXPECT_EQ(ge[3], 1e30f);
+  EXPECT_EQ(ge[4], 0.0f);
+  EXPECT_EQ(ge[5], 0.0f);
   std::vector<float> g = apply(UnaryOp::GeluTanh, {kInf, kNan, -30.0f, 1e30f, -1e30f, 0.0f});
   EXPECT_EQ(g[0], kInf);
   EXPECT_TRUE(std::isnan(g[1]));
@@ -95,7 +117,7 @@ TEST(Avx2Math, EveryLengthMatchesElementByElement) {
   if (!cpu::unary_avx2_supported(UnaryOp::Tanh)) GTEST_SKIP() << "this CPU has no AVX2/FMA; the scalar loops are used";
   Generator gen(5);
   std::vector<float> xs = normal({40}, 0, 2, DType::Float32, &gen).to_vector<float>();
-  for (UnaryOp op : {UnaryOp::Exp, UnaryOp::Tanh, UnaryOp::Sigmoid, UnaryOp::GeluTanh}) {
+  for (UnaryOp op : {UnaryOp::Exp, UnaryOp::Tanh, UnaryOp::Sigmoid, UnaryOp::GeluTanh, UnaryOp::Gelu, UnaryOp::Erf}) {
     std::vector<float> full = apply(op, xs);
     for (int64_t n : {0, 1, 7, 8, 9, 15, 17, 33}) {
       std::vector<float> y(size_t(n) + 4, -7.0f);
@@ -108,6 +130,6 @@ TEST(Avx2Math, EveryLengthMatchesElementByElement) {
 
 TEST(Avx2Math, OnlyTheVectorisedOpsAreClaimed) {
   EXPECT_FALSE(cpu::unary_avx2_supported(UnaryOp::Log));
-  EXPECT_FALSE(cpu::unary_avx2_supported(UnaryOp::Erf));
-  EXPECT_FALSE(cpu::unary_avx2_supported(UnaryOp::Gelu));
+  EXPECT_FALSE(cpu::unary_avx2_supported(UnaryOp::Sin));
+  EXPECT_FALSE(cpu::unary_avx2_supported(UnaryOp::Sqrt));
 }
