@@ -63,7 +63,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--config", default="gpt2")
     ap.add_argument("--prompt-len", type=int, default=128)
-    ap.add_argument("--lengths", default="64,128,256")
+    ap.add_argument("--lengths", default="64,128,256,512,896")
     ap.add_argument("--no-cache-lengths", default="16,32,64")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2, help="torch intra-op threads (keep <= cores)")

@@ -43,7 +43,7 @@ int bench(int argc, char** argv) {
   o.add_options()("model", "model folder (default: random weights)", cxxopts::value<std::string>())(
       "config", "preset shapes for random weights", cxxopts::value<std::string>()->default_value("gpt2"))(
       "prompt-len", "prompt tokens prefilled in one pass", cxxopts::value<int64_t>()->default_value("128"))(
-      "lengths", "generated lengths with the cache", cxxopts::value<std::string>()->default_value("64,128,256"))(
+      "lengths", "generated lengths with the cache", cxxopts::value<std::string>()->default_value("64,128,256,512,896"))(
       "no-cache-lengths", "generated lengths without the cache (slow: O(T^2))",
       cxxopts::value<std::string>()->default_value("16,32,64"))(
       "repeats", "timed runs per point (median reported)", cxxopts::value<int>()->default_value("1"))(
@@ -61,6 +61,24 @@ int bench(int argc, char** argv) {
   const Config& cfg = model->config();
   int64_t plen = a["prompt-len"].as<int64_t>();
   int repeats = std::max(1, a["repeats"].as<int>());
+  EMBER_CHECK(plen >= 1 && plen < cfg.n_positions, "--prompt-len must be in [1, ", cfg.n_positions - 1, "], got ", plen);
+  // Lengths the user asked for must fit the context (checked before any run); the defaults are
+  // trimmed to what fits after the prompt, with a note.
+  auto fitting = [&](const char* flag) {
+    std::vector<int64_t> keep;
+    for (int64_t n : parse_list(a[flag].as<std::string>())) {
+      if (plen + n <= cfg.n_positions) {
+        keep.push_back(n);
+        continue;
+      }
+      EMBER_CHECK(!a.count(flag), "--", flag, ": prompt ", plen, " + ", n, " tokens exceed the context of ",
+                  cfg.n_positions, " positions");
+      std::cout << "(skipping the default length " << n << ": prompt " << plen << " + " << n << " > context "
+                << cfg.n_positions << ")\n";
+    }
+    return keep;
+  };
+  const std::vector<int64_t> with_cache = fitting("lengths"), without_cache = fitting("no-cache-lengths");
   Generator g(3);
   Tensor prompt_t = randint({plen}, 0, cfg.vocab_size, &g);
   std::vector<int64_t> prompt = prompt_t.to_vector<int64_t>();
@@ -105,11 +123,8 @@ int bench(int argc, char** argv) {
               << std::setw(12) << std::setprecision(2) << double(n) / t << "\n";
     rows.push_back({{"generated", n}, {"cache", cache}, {"seconds", t}, {"tokens_per_s", double(n) / t}});
   };
-  for (int64_t n : parse_list(a["lengths"].as<std::string>())) {
-    EMBER_CHECK(plen + n <= cfg.n_positions, "prompt ", plen, " + ", n, " tokens exceed the context ", cfg.n_positions);
-    run(n, true);
-  }
-  for (int64_t n : parse_list(a["no-cache-lengths"].as<std::string>())) run(n, false);
+  for (int64_t n : with_cache) run(n, true);
+  for (int64_t n : without_cache) run(n, false);
   if (a.count("json")) {
     nlohmann::json j = {{"model", model->name()}, {"cpu", cpu_model()}, {"threads", num_threads()},
                         {"prompt_len", plen},     {"prefill_s", prefill}, {"kv_cache_bytes_full", probe.bytes()},
