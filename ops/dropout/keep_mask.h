@@ -4,11 +4,7 @@
 #pragma once
 #include <cstdint>
 
-#ifdef __CUDACC__
-#define EMBER_HD __host__ __device__
-#else
-#define EMBER_HD
-#endif
+#include "framework/host_device.h"
 
 namespace ember {
 

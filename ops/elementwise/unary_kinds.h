@@ -3,13 +3,8 @@
 #pragma once
 #include <cmath>
 
+#include "framework/host_device.h"
 #include "framework/tensor.h"
-
-#ifdef __CUDACC__
-#define EMBER_HD __host__ __device__
-#else
-#define EMBER_HD
-#endif
 
 namespace ember {
 

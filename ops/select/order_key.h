@@ -14,11 +14,7 @@
 #include <cstdint>
 #include <cstring>
 
-#ifdef __CUDACC__
-#define EMBER_HD __host__ __device__
-#else
-#define EMBER_HD
-#endif
+#include "framework/host_device.h"
 
 namespace ember::select {
 

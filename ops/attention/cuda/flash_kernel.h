@@ -9,11 +9,7 @@
 #include <cmath>
 #include <cstdint>
 
-#ifdef __CUDACC__
-#define EMBER_ATTN_HD __host__ __device__
-#else
-#define EMBER_ATTN_HD
-#endif
+#include "framework/host_device.h"
 
 namespace ember::cuda_attn::kern {
 
@@ -22,7 +18,7 @@ struct Dim {
 };
 
 template <class T>
-EMBER_ATTN_HD inline T k_exp(T x) {
+EMBER_HD inline T k_exp(T x) {
 #ifdef __CUDA_ARCH__
   return exp(x);
 #else
@@ -30,7 +26,7 @@ EMBER_ATTN_HD inline T k_exp(T x) {
 #endif
 }
 template <class T>
-EMBER_ATTN_HD inline T k_log(T x) {
+EMBER_HD inline T k_log(T x) {
 #ifdef __CUDA_ARCH__
   return log(x);
 #else
@@ -38,11 +34,11 @@ EMBER_ATTN_HD inline T k_log(T x) {
 #endif
 }
 template <class T>
-EMBER_ATTN_HD inline T k_max(T a, T b) {
+EMBER_HD inline T k_max(T a, T b) {
   return a > b ? a : b;
 }
 template <class T>
-EMBER_ATTN_HD inline T k_neg_inf() {
+EMBER_HD inline T k_neg_inf() {
   return -INFINITY;
 }
 
@@ -67,7 +63,7 @@ struct Args {
   bool causal = false;
 
   // Key j is visible to query i.
-  EMBER_ATTN_HD bool visible(int64_t i, int64_t j) const {
+  EMBER_HD bool visible(int64_t i, int64_t j) const {
     return i < nq && j < nk && (!causal || j <= i + (nk - nq));
   }
 };
@@ -86,7 +82,7 @@ struct FlashForward {
   };
 
   // Column blocks this row block must visit (causal: those left of its last row's diagonal).
-  EMBER_ATTN_HD static int col_blocks(const Args<T>& a, Dim block) {
+  EMBER_HD static int col_blocks(const Args<T>& a, Dim block) {
     int64_t last = (int64_t(block.x) + 1) * BR - 1;
     if (last >= a.nq) last = a.nq - 1;
     int64_t vis = a.causal ? last + (a.nk - a.nq) + 1 : a.nk;
@@ -95,7 +91,7 @@ struct FlashForward {
   }
 
   // Phase 0: zero the accumulators and stage this thread's part of Q_i.
-  EMBER_ATTN_HD static void init(const Args<T>& a, Shared& sh, Regs& rg, Dim block, Dim thread) {
+  EMBER_HD static void init(const Args<T>& a, Shared& sh, Regs& rg, Dim block, Dim thread) {
     const int r = thread.x / TPR, lane = thread.x % TPR;
     const int64_t row = int64_t(block.x) * BR + r;
     const T* qrow = a.q + (int64_t(block.y) * a.nq + row) * a.d;
@@ -109,7 +105,7 @@ struct FlashForward {
   }
 
   // Phase 1 of step j: stage K_j and V_j (rows past Nk as zeros).
-  EMBER_ATTN_HD static void load_kv(const Args<T>& a, Shared& sh, Dim block, Dim thread, int j) {
+  EMBER_HD static void load_kv(const Args<T>& a, Shared& sh, Dim block, Dim thread, int j) {
     const int lane = thread.x % TPR;
     for (int rr = thread.x / TPR; rr < BC; rr += BR) {
       const int64_t col = int64_t(j) * BC + rr;
@@ -124,7 +120,7 @@ struct FlashForward {
   }
 
   // Phase 2: S_ij for this thread's row and columns jj = lane, lane + TPR, ... (masked: -inf).
-  EMBER_ATTN_HD static void scores(const Args<T>& a, Shared& sh, Dim block, Dim thread, int j) {
+  EMBER_HD static void scores(const Args<T>& a, Shared& sh, Dim block, Dim thread, int j) {
     const int r = thread.x / TPR, lane = thread.x % TPR;
     const int64_t row = int64_t(block.x) * BR + r;
     for (int jj = lane; jj < BC; jj += TPR) {
@@ -137,7 +133,7 @@ struct FlashForward {
 
   // Phase 3: the online softmax update of m, l and this thread's part of O_i (each of the TPR
   // threads of a row computes the same m and l from the shared scores).
-  EMBER_ATTN_HD static void update(const Args<T>& a, const Shared& sh, Regs& rg, Dim thread) {
+  EMBER_HD static void update(const Args<T>& a, const Shared& sh, Regs& rg, Dim thread) {
     const int r = thread.x / TPR, lane = thread.x % TPR;
     T mx = k_neg_inf<T>();
     for (int jj = 0; jj < BC; ++jj) mx = k_max(mx, sh.s[r][jj]);
@@ -162,7 +158,7 @@ struct FlashForward {
   }
 
   // Phase 4: O_i = acc / l, L_i = m + log l.
-  EMBER_ATTN_HD static void store(const Args<T>& a, const Regs& rg, Dim block, Dim thread) {
+  EMBER_HD static void store(const Args<T>& a, const Regs& rg, Dim block, Dim thread) {
     const int r = thread.x / TPR, lane = thread.x % TPR;
     const int64_t row = int64_t(block.x) * BR + r;
     if (row >= a.nq) return;
@@ -179,7 +175,7 @@ struct FlashForward {
 template <class T>
 struct RowDot {
   static constexpr int THREADS = 128;
-  EMBER_ATTN_HD static void run(const Args<T>& a, int64_t rows, Dim block, Dim thread) {
+  EMBER_HD static void run(const Args<T>& a, int64_t rows, Dim block, Dim thread) {
     const int64_t row = int64_t(block.x) * THREADS + thread.x;
     if (row >= rows) return;
     T s = 0;
@@ -202,15 +198,15 @@ struct FlashBackwardKV {
     T dk[PER], dv[PER];
   };
 
-  EMBER_ATTN_HD static int first_row_block(const Args<T>& a, Dim block) {
+  EMBER_HD static int first_row_block(const Args<T>& a, Dim block) {
     if (!a.causal) return 0;
     int64_t i = int64_t(block.x) * BC - (a.nk - a.nq);  // first row that sees column j0
     return i <= 0 ? 0 : int(i / BR);
   }
-  EMBER_ATTN_HD static int row_blocks(const Args<T>& a) { return int((a.nq + BR - 1) / BR); }
+  EMBER_HD static int row_blocks(const Args<T>& a) { return int((a.nq + BR - 1) / BR); }
 
   // Phase 0: stage K_j, V_j; zero the accumulators.
-  EMBER_ATTN_HD static void init(const Args<T>& a, Shared& sh, Regs& rg, Dim block, Dim thread) {
+  EMBER_HD static void init(const Args<T>& a, Shared& sh, Regs& rg, Dim block, Dim thread) {
     const int jr = thread.x / TPR, lane = thread.x % TPR;
     const int64_t col = int64_t(block.x) * BC + jr;
     const int64_t base = (int64_t(block.y) * a.nk + col) * a.d;
@@ -224,7 +220,7 @@ struct FlashBackwardKV {
   }
 
   // Phase 1 of step i: stage Q_i, dO_i, L_i, D_i.
-  EMBER_ATTN_HD static void load_rows(const Args<T>& a, Shared& sh, Dim block, Dim thread, int i) {
+  EMBER_HD static void load_rows(const Args<T>& a, Shared& sh, Dim block, Dim thread, int i) {
     const int lane = thread.x % TPR;
     for (int rr = thread.x / TPR; rr < BR; rr += BC) {
       const int64_t row = int64_t(i) * BR + rr;
@@ -244,7 +240,7 @@ struct FlashBackwardKV {
 
   // Phase 2: P_ij = exp(S_ij - L_i) and dS_ij = P_ij (dO_i V_j^T - D_i) for this thread's column
   // and rows rr = lane, lane + TPR, ...
-  EMBER_ATTN_HD static void probs(const Args<T>& a, Shared& sh, Dim block, Dim thread, int i) {
+  EMBER_HD static void probs(const Args<T>& a, Shared& sh, Dim block, Dim thread, int i) {
     const int jr = thread.x / TPR, lane = thread.x % TPR;
     const int64_t col = int64_t(block.x) * BC + jr;
     for (int rr = lane; rr < BR; rr += TPR) {
@@ -265,7 +261,7 @@ struct FlashBackwardKV {
   }
 
   // Phase 3: dV_j += P_ij^T dO_i, dK_j += scale dS_ij^T Q_i (this thread's column and elements).
-  EMBER_ATTN_HD static void accumulate(const Args<T>& a, const Shared& sh, Regs& rg, Dim thread) {
+  EMBER_HD static void accumulate(const Args<T>& a, const Shared& sh, Regs& rg, Dim thread) {
     const int jr = thread.x / TPR, lane = thread.x % TPR;
     for (int u = 0; u < PER; ++u) {
       const int c = lane + u * TPR;
@@ -280,7 +276,7 @@ struct FlashBackwardKV {
     }
   }
 
-  EMBER_ATTN_HD static void store(const Args<T>& a, const Regs& rg, Dim block, Dim thread) {
+  EMBER_HD static void store(const Args<T>& a, const Regs& rg, Dim block, Dim thread) {
     const int jr = thread.x / TPR, lane = thread.x % TPR;
     const int64_t col = int64_t(block.x) * BC + jr;
     if (col >= a.nk) return;
@@ -309,12 +305,12 @@ struct FlashBackwardQ {
     T dq[PER];
   };
 
-  EMBER_ATTN_HD static int col_blocks(const Args<T>& a, Dim block) {
+  EMBER_HD static int col_blocks(const Args<T>& a, Dim block) {
     return FlashForward<T, DMAX, BR, BC, TPR>::col_blocks(a, block);
   }
 
   // Phase 0: stage Q_i, dO_i, L_i, D_i; zero dQ.
-  EMBER_ATTN_HD static void init(const Args<T>& a, Shared& sh, Regs& rg, Dim block, Dim thread) {
+  EMBER_HD static void init(const Args<T>& a, Shared& sh, Regs& rg, Dim block, Dim thread) {
     const int r = thread.x / TPR, lane = thread.x % TPR;
     const int64_t row = int64_t(block.x) * BR + r;
     const int64_t base = (int64_t(block.y) * a.nq + row) * a.d;
@@ -332,7 +328,7 @@ struct FlashBackwardQ {
   }
 
   // Phase 1 of step j: stage K_j, V_j.
-  EMBER_ATTN_HD static void load_kv(const Args<T>& a, Shared& sh, Dim block, Dim thread, int j) {
+  EMBER_HD static void load_kv(const Args<T>& a, Shared& sh, Dim block, Dim thread, int j) {
     const int lane = thread.x % TPR;
     for (int rr = thread.x / TPR; rr < BC; rr += BR) {
       const int64_t col = int64_t(j) * BC + rr;
@@ -347,7 +343,7 @@ struct FlashBackwardQ {
   }
 
   // Phase 2: dS_ij for this thread's row and columns jj = lane, lane + TPR, ...
-  EMBER_ATTN_HD static void dscores(const Args<T>& a, Shared& sh, Dim block, Dim thread, int j) {
+  EMBER_HD static void dscores(const Args<T>& a, Shared& sh, Dim block, Dim thread, int j) {
     const int r = thread.x / TPR, lane = thread.x % TPR;
     const int64_t row = int64_t(block.x) * BR + r;
     for (int jj = lane; jj < BC; jj += TPR) {
@@ -366,7 +362,7 @@ struct FlashBackwardQ {
   }
 
   // Phase 3: dQ_i += scale dS_ij K_j.
-  EMBER_ATTN_HD static void accumulate(const Args<T>& a, const Shared& sh, Regs& rg, Dim thread) {
+  EMBER_HD static void accumulate(const Args<T>& a, const Shared& sh, Regs& rg, Dim thread) {
     const int r = thread.x / TPR, lane = thread.x % TPR;
     for (int u = 0; u < PER; ++u) {
       const int c = lane + u * TPR;
@@ -377,7 +373,7 @@ struct FlashBackwardQ {
     }
   }
 
-  EMBER_ATTN_HD static void store(const Args<T>& a, const Regs& rg, Dim block, Dim thread) {
+  EMBER_HD static void store(const Args<T>& a, const Regs& rg, Dim block, Dim thread) {
     const int r = thread.x / TPR, lane = thread.x % TPR;
     const int64_t row = int64_t(block.x) * BR + r;
     if (row >= a.nq) return;
@@ -401,11 +397,11 @@ struct RowSoftmax {
     T mx;
   };
   // p: (BH, Nq, Nk) holding S; a.out_lse receives L.
-  EMBER_ATTN_HD static int64_t visible_cols(const Args<T>& a, int64_t row) {
+  EMBER_HD static int64_t visible_cols(const Args<T>& a, int64_t row) {
     return a.causal ? row + (a.nk - a.nq) + 1 : a.nk;
   }
   // Phase 0: this thread's max over its columns.
-  EMBER_ATTN_HD static void partial_max(const Args<T>& a, T* p, Shared& sh, Dim block, Dim thread) {
+  EMBER_HD static void partial_max(const Args<T>& a, T* p, Shared& sh, Dim block, Dim thread) {
     const T* srow = p + (int64_t(block.y) * a.nq + block.x) * a.nk;
     const int64_t vis = visible_cols(a, block.x);
     T mx = k_neg_inf<T>();
@@ -413,7 +409,7 @@ struct RowSoftmax {
     sh.maxs[thread.x] = mx;
   }
   // Phase 1: the row max (read from every thread's partial), this thread's sum of exponentials.
-  EMBER_ATTN_HD static void partial_sum(const Args<T>& a, T* p, Shared& sh, Regs& rg, Dim block, Dim thread) {
+  EMBER_HD static void partial_sum(const Args<T>& a, T* p, Shared& sh, Regs& rg, Dim block, Dim thread) {
     T mx = k_neg_inf<T>();
     for (int t = 0; t < THREADS; ++t) mx = k_max(mx, sh.maxs[t]);
     rg.mx = mx;
@@ -424,7 +420,7 @@ struct RowSoftmax {
     sh.sums[thread.x] = s;
   }
   // Phase 2: P = exp(S - max) / sum (0 where masked) and L = max + log(sum).
-  EMBER_ATTN_HD static void normalise(const Args<T>& a, T* p, const Shared& sh, const Regs& rg, Dim block, Dim thread) {
+  EMBER_HD static void normalise(const Args<T>& a, T* p, const Shared& sh, const Regs& rg, Dim block, Dim thread) {
     T total = 0;
     for (int t = 0; t < THREADS; ++t) total += sh.sums[t];
     T* srow = p + (int64_t(block.y) * a.nq + block.x) * a.nk;
@@ -440,7 +436,7 @@ template <class T>
 struct SoftmaxBackward {
   static constexpr int THREADS = 256;
   // total = BH * Nq * Nk; element e belongs to row e / Nk of the (BH * Nq) rows.
-  EMBER_ATTN_HD static void run(const Args<T>& a, const T* p, T* ds, int64_t total, Dim block, Dim thread) {
+  EMBER_HD static void run(const Args<T>& a, const T* p, T* ds, int64_t total, Dim block, Dim thread) {
     const int64_t e = int64_t(block.x) * THREADS + thread.x;
     if (e >= total) return;
     ds[e] = p[e] * (ds[e] - a.dvec[e / a.nk]);

@@ -6,11 +6,7 @@
 #include <cstdint>
 
 #ifndef EMBER_HD
-#ifdef __CUDACC__
-#define EMBER_HD __host__ __device__
-#else
-#define EMBER_HD
-#endif
+#include "framework/host_device.h"
 #endif
 
 namespace ember::cuda {
