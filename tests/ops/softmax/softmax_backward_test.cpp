@@ -2,6 +2,7 @@
 // row-by-row references, on every layout and dim, in float64 and float32; and the op-level
 // gradients that use them against the Ember-op form they replace.
 #include <cmath>
+#include <functional>
 
 #include "framework/autograd/autograd.h"
 #include "ops/reference.h"
@@ -25,29 +26,31 @@ std::vector<std::pair<Tensor, Tensor>> layouts(const Shape& s, uint64_t seed) {
           {strided_or_transposed(s, seed + 4), transposed_random(s, seed + 5)}};
 }
 
-// Row by row in float64 over contiguous copies with `dim` moved last.
-Tensor ref_softmax_backward(const Tensor& y, const Tensor& g, int64_t dim) {
+// Applies `rule(y_row, g_row, out_row, n)` row by row in float64, over contiguous copies of y and
+// g with `dim` moved last.
+Tensor ref_rows(const Tensor& y, const Tensor& g, int64_t dim,
+                const std::function<void(const double*, const double*, double*, size_t)>& rule) {
   Tensor yt = y.transpose(dim, -1).contiguous().to(DType::Float64), gt = g.transpose(dim, -1).contiguous().to(DType::Float64);
   std::vector<double> yv = yt.to_vector<double>(), gv = gt.to_vector<double>(), out(yv.size());
   const size_t n = size_t(y.size(dim));
-  for (size_t r = 0; r < yv.size() / n; ++r) {
-    double s = 0;
-    for (size_t k = 0; k < n; ++k) s += gv[r * n + k] * yv[r * n + k];
-    for (size_t k = 0; k < n; ++k) out[r * n + k] = yv[r * n + k] * (gv[r * n + k] - s);
-  }
+  for (size_t r = 0; r < yv.size() / n; ++r) rule(&yv[r * n], &gv[r * n], &out[r * n], n);
   return from_vector(out, yt.shape()).transpose(dim, -1).contiguous();
 }
 
-Tensor ref_log_softmax_backward(const Tensor& y, const Tensor& g, int64_t dim) {
-  Tensor yt = y.transpose(dim, -1).contiguous().to(DType::Float64), gt = g.transpose(dim, -1).contiguous().to(DType::Float64);
-  std::vector<double> yv = yt.to_vector<double>(), gv = gt.to_vector<double>(), out(yv.size());
-  const size_t n = size_t(y.size(dim));
-  for (size_t r = 0; r < yv.size() / n; ++r) {
+Tensor ref_softmax_backward(const Tensor& y, const Tensor& g, int64_t dim) {
+  return ref_rows(y, g, dim, [](const double* yr, const double* gr, double* out, size_t n) {
     double s = 0;
-    for (size_t k = 0; k < n; ++k) s += gv[r * n + k];
-    for (size_t k = 0; k < n; ++k) out[r * n + k] = gv[r * n + k] - std::exp(yv[r * n + k]) * s;
-  }
-  return from_vector(out, yt.shape()).transpose(dim, -1).contiguous();
+    for (size_t k = 0; k < n; ++k) s += gr[k] * yr[k];
+    for (size_t k = 0; k < n; ++k) out[k] = yr[k] * (gr[k] - s);
+  });
+}
+
+Tensor ref_log_softmax_backward(const Tensor& y, const Tensor& g, int64_t dim) {
+  return ref_rows(y, g, dim, [](const double* yr, const double* gr, double* out, size_t n) {
+    double s = 0;
+    for (size_t k = 0; k < n; ++k) s += gr[k];
+    for (size_t k = 0; k < n; ++k) out[k] = gr[k] - std::exp(yr[k]) * s;
+  });
 }
 
 }  // namespace
