@@ -15,8 +15,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <type_traits>
 
 #include "framework/parallel.h"
+#include "ops/matmul/cpu/pack_avx2.h"
 #include "ops/matmul/cpu/packed_config.h"
 #include "ops/matmul/cpu/yielding_barrier.h"
 
@@ -75,13 +77,26 @@ void pack_a_sliver(const GemmArgs& g, const T* a, int64_t i0, int64_t p0, int64_
 // jc: sliver s goes to bp + s*NR*kc as dst[p*NR + j], zero columns past n. Row-major B is read row
 // by row across all the slivers (long contiguous runs; a sliver at a time would jump one row
 // stride, often a new page, every NR elements); a transposed B column by column.
+// With `simd` (the kernel's ISA has AVX2) a transposed float B is packed by 8 x 8 register
+// transposes (pack_avx2.h).
 template <class T>
 void pack_b_slivers(const GemmArgs& g, const T* b, int64_t p0, int64_t kc, int64_t jc, int64_t s0, int64_t s1, int nr,
-                    T* bp) {
+                    T* bp, bool simd) {
   if (g.b_rs == 1 && g.b_cs != 1) {
     for (int64_t s = s0; s < s1; ++s) {
       int64_t j0 = jc + s * nr, cols = std::min<int64_t>(nr, g.n - j0);
       T* dst = bp + s * nr * kc;
+#if defined(__x86_64__) || defined(__i386__)
+      if constexpr (std::is_same_v<T, float>) {
+        if (simd) {
+          pack_b_transposed_avx2(b, g.b_cs, p0, kc, j0, cols, nr, dst);
+          for (int64_t j = cols; j < nr; ++j)
+            for (int64_t p = 0; p < kc; ++p) dst[p * nr + j] = T(0);
+          continue;
+        }
+      }
+#endif
+      (void)simd;
       for (int64_t j = 0; j < cols; ++j) {
         const T* col = b + p0 + (j0 + j) * g.b_cs;
         for (int64_t p = 0; p < kc; ++p) dst[p * nr + j] = col[p];
@@ -212,7 +227,8 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
         if (!first && bar) bar->wait();
         first = false;
         const int64_t bshare = (npanels + threads - 1) / threads;
-        pack_b_slivers(g, b, pc, kc, jc, std::min(npanels, t * bshare), std::min(npanels, (t + 1) * bshare), NR, bp);
+        pack_b_slivers(g, b, pc, kc, jc, std::min(npanels, t * bshare), std::min(npanels, (t + 1) * bshare), NR, bp,
+                       cfg.isa >= CpuIsa::Avx2);
         if (bar) bar->wait();
         if (jp0 >= jp1) continue;
         for (int64_t ic = row0; ic < row1; ic += MC) {
