@@ -90,8 +90,8 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
         auto composite = std::make_shared<std::optional<Normalised>>();
         return [x = a[0], w = a[1], mean = saved_mean, rstd = saved_rstd, eps, composite](const Tensor& g, int i) {
           const Shape d = {x.size(-1)};
-          if (mean.defined() && x.device() == Device::CPU && g.device() == Device::CPU &&
-              !autograd::any_traced({&x, &w, &g})) {
+          if (mean.defined() && x.device() == Device::CPU && g.device() == Device::CPU && g.shape() == x.shape() &&
+              g.dtype() == x.dtype() && !autograd::any_traced({&x, &w, &g})) {
             if (i == 0) return cpu::layer_norm_backward_input(x, mean, rstd, w, g);
             if (i == 1) return cpu::layer_norm_backward_weight(x, mean, rstd, g);
             return sum_to(g, d);

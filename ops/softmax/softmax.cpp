@@ -26,7 +26,8 @@ namespace {
 // The fused CPU backward serves first-order gradients; when the gradient will itself be
 // differentiated (y or g traced), the Ember-op form below records what that needs.
 bool fused_backward_ok(const Tensor& y, const Tensor& g) {
-  return y.device() == Device::CPU && g.device() == Device::CPU && y.dim() > 0 && !autograd::any_traced({&y, &g});
+  return y.device() == Device::CPU && g.device() == Device::CPU && y.dim() > 0 && g.shape() == y.shape() &&
+         g.dtype() == y.dtype() && !autograd::any_traced({&y, &g});
 }
 
 // 0-d inputs are handled as one row of length 1 by the public functions below.
