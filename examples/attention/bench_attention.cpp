@@ -21,6 +21,7 @@
 #include <cxxopts.hpp>
 #include <nlohmann/json.hpp>
 
+#include "examples/common/cli_lists.h"
 #include "ember.h"
 #include "framework/parallel.h"
 #include "ops/attention/attention.h"
@@ -35,15 +36,6 @@ using namespace ember;
 using json = nlohmann::json;
 
 namespace {
-
-std::vector<int64_t> parse_list(const std::string& s) {
-  std::vector<int64_t> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(std::stoll(item));
-  return out;
-}
 
 std::string cpu_name() {
   std::ifstream f("/proc/cpuinfo");
@@ -214,12 +206,12 @@ int main(int argc, char** argv) {
 #else
     EMBER_CHECK(dev == Device::CPU, "bench_attention: this build has no CUDA backend (configure with -DEMBER_CUDA=ON)");
 #endif
-    std::vector<int64_t> ns = parse_list(args["seq"].as<std::string>());
+    std::vector<int64_t> ns = cli::int_list(args["seq"].as<std::string>(), "--seq", "sequence lengths such as 1024,4096");
     if (ns.empty()) {
       if (args.count("full") || dev == Device::CUDA) ns = {256, 512, 1024, 2048, 4096, 8192, 16384};
       else ns = {256, 512, 1024, 2048, 4096};
     }
-    std::vector<int64_t> ds = parse_list(args["head-dim"].as<std::string>());
+    std::vector<int64_t> ds = cli::int_list(args["head-dim"].as<std::string>(), "--head-dim", "head sizes such as 64");
     std::string cm = args["causal"].as<std::string>();
     EMBER_CHECK(cm == "both" || cm == "on" || cm == "off", "bench_attention: --causal must be both, on or off, got ", cm);
     std::vector<bool> causals = cm == "both" ? std::vector<bool>{false, true} : std::vector<bool>{cm == "on"};

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "examples/common/cli_lists.h"
 #include "framework/autograd/trace.h"
 #include "framework/data/data_loader.h"
 #include "framework/data/fashion_mnist.h"
@@ -43,21 +44,8 @@ struct Config {
 };
 
 std::vector<int64_t> parse_sizes(const std::string& s) {
-  std::vector<int64_t> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item.empty()) continue;
-    size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    EMBER_CHECK(used == item.size() && v > 0, "--hidden: '", item, "' is not a positive layer size (expected e.g. 256,128)");
-    out.push_back(v);
-  }
+  std::vector<int64_t> out = cli::int_list(s, "--hidden", "layer sizes such as 256,128");
+  for (int64_t v : out) EMBER_CHECK(v > 0, "--hidden: ", v, " is not a positive layer size (expected e.g. 256,128)");
   return out;
 }
 

@@ -3,29 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <sstream>
 
+#include "examples/common/cli_lists.h"
 #include "framework/error.h"
 #include "framework/io/safetensors.h"
 
 namespace ember::study {
 
 std::vector<double> parse_fractions(const std::string& s, const char* flag) {
-  std::vector<double> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item.empty()) continue;
-    size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    EMBER_CHECK(used == item.size() && v > 0 && v <= 1, flag, ": '", item, "' is not a fraction in (0, 1]");
-    out.push_back(v);
-  }
+  std::vector<double> out = cli::double_list(s, flag, "fractions in (0, 1] such as 0.1,0.2");
+  for (double v : out) EMBER_CHECK(v > 0 && v <= 1, flag, ": ", v, " is not a fraction in (0, 1]");
   EMBER_CHECK(!out.empty(), flag, ": no fractions given");
   return out;
 }

@@ -1,29 +1,15 @@
 // gpt2: generate text, tokenize, train a small GPT, and benchmark the KV cache.
 #include <cstring>
 #include <iostream>
-#include <sstream>
 
 #include "commands.h"
+#include "examples/common/cli_lists.h"
 #include "framework/error.h"
 
 namespace ember::gpt2::cli {
 
 std::vector<int64_t> parse_ids(const std::string& s) {
-  std::vector<int64_t> ids;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    EMBER_CHECK(used > 0 && item.find_first_not_of(" \t", used) == std::string::npos, "--ids: '", item,
-                "' is not an integer (expected comma-separated token ids such as 15496,11,995)");
-    ids.push_back(v);
-  }
+  std::vector<int64_t> ids = ember::cli::int_list(s, "--ids", "comma-separated token ids such as 15496,11,995");
   EMBER_CHECK(!ids.empty(), "--ids: no token ids given");
   return ids;
 }

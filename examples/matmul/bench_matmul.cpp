@@ -6,21 +6,13 @@
 #include <set>
 #include <sstream>
 
+#include "examples/common/cli_lists.h"
 #include "examples/matmul/matmul_bench.h"
 
 using namespace ember;
 using namespace ember::matmul_bench;
 
 namespace {
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 // GPT-2 small (d = 768, 4d = 3072) on one sequence chunk of `tokens` rows.
 std::vector<Case> gpt2_cases(int64_t tokens) {
@@ -115,12 +107,11 @@ int main(int argc, char** argv) {
     }
 
     Config cfg;
-    for (const std::string& s : split(args["sizes"].as<std::string>())) {
-      int64_t n = std::stoll(s);
+    for (int64_t n : cli::int_list(args["sizes"].as<std::string>(), "--sizes", "square sizes such as 256,512")) {
       EMBER_CHECK(n > 0, "bench_matmul: sizes must be positive, got ", n);
       cfg.cases.push_back({n, n, n, str("n=", n)});
     }
-    for (const std::string& s : split(args["shapes"].as<std::string>())) {
+    for (const std::string& s : cli::split_commas(args["shapes"].as<std::string>())) {
       int64_t m = 0, k = 0, n = 0;
       char x1 = 0, x2 = 0;
       std::istringstream is(s);
@@ -133,7 +124,7 @@ int main(int argc, char** argv) {
     if (tokens > 0)
       for (const Case& c : gpt2_cases(tokens)) cfg.cases.push_back(c);
     std::string vs = args["variants"].as<std::string>();
-    cfg.variants = split(vs.empty() && device == "cpu" ? "naive,ikj,blocked,packed,blas" : vs);
+    cfg.variants = cli::split_commas(vs.empty() && device == "cpu" ? "naive,ikj,blocked,packed,blas" : vs);
     cfg.dtype = args["dtype"].as<std::string>() == "float64" ? DType::Float64 : DType::Float32;
     EMBER_CHECK(args["dtype"].as<std::string>() == "float64" || args["dtype"].as<std::string>() == "float32",
                 "bench_matmul: --dtype must be float32 or float64");

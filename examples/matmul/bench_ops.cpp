@@ -7,9 +7,9 @@
 #include <cxxopts.hpp>
 #include <functional>
 #include <iostream>
-#include <sstream>
 
 #include "ember.h"
+#include "examples/common/cli_lists.h"
 #include "examples/common/bench.h"
 #include "framework/parallel.h"
 #include "ops/loss/cpu/cross_entropy_kernels.h"
@@ -25,15 +25,6 @@ struct OpCase {
   int reads, writes;  // in tensors of numel elements (a reduction writes ~nothing)
   std::function<Tensor()> run;
 };
-
-std::vector<int64_t> parse_list(const std::string& s) {
-  std::vector<int64_t> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(std::stoll(item));
-  return out;
-}
 
 }  // namespace
 
@@ -62,12 +53,7 @@ int main(int argc, char** argv) {
 #ifdef _OPENMP
     omp_set_num_threads(threads);
 #endif
-    std::vector<std::string> only;
-    {
-      std::stringstream ss(args["ops"].as<std::string>());
-      for (std::string item; std::getline(ss, item, ',');)
-        if (!item.empty()) only.push_back(item);
-    }
+    const std::vector<std::string> only = cli::split_commas(args["ops"].as<std::string>());
     bench::Options timing;
     timing.warmup = args["warmup"].as<int>();
     timing.repeats = args["repeats"].as<int>();
@@ -80,7 +66,7 @@ int main(int argc, char** argv) {
     nlohmann::json out = {{"program", "bench_ops"}, {"cpu", cpu.model}, {"threads", threads}, {"dtype", dts}};
     out["results"] = nlohmann::json::array();
     std::cout << "op                           numel      MB moved   median ms      GB/s   % of memcpy\n";
-    for (int64_t n : parse_list(args["numel"].as<std::string>())) {
+    for (int64_t n : cli::int_list(args["numel"].as<std::string>(), "--numel", "element counts such as 1048576")) {
       EMBER_CHECK(n >= 1024 && n % 1024 == 0, "bench_ops: --numel values must be positive multiples of 1024, got ", n);
       Generator gen(1);
       Tensor x = normal({n / 1024, 1024}, 0, 1, dt, &gen), y = normal({n / 1024, 1024}, 0, 1, dt, &gen);

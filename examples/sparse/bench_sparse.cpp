@@ -14,6 +14,7 @@
 
 #include "cases.h"
 #include "cpu_bench.h"
+#include "examples/common/cli_lists.h"
 #include "framework/parallel.h"
 #include "gpu_bench.h"
 #include "ops/sparse/sparse_ops.h"
@@ -124,14 +125,15 @@ int main(int argc, char** argv) {
     cfg.warmup = args["warmup"].as<int>();
     cfg.repeats = args["repeats"].as<int>();
     cfg.threads.clear();
-    for (double t : parse_list(args["threads"].as<std::string>())) cfg.threads.push_back(int(t));
+    for (int64_t t : cli::int_list(args["threads"].as<std::string>(), "--threads", "thread counts such as 1,2"))
+      cfg.threads.push_back(int(t));
     cfg.max_products = args["max-products"].as<double>();
     cfg.max_dense_bytes = args["max-dense-mb"].as<int64_t>() << 20;
     cfg.max_dense_gemm_n = args["max-dense-gemm-n"].as<int64_t>();
-    std::vector<double> densities = parse_list(args["densities"].as<std::string>());
-    std::vector<double> spmv_sizes = parse_list(args["spmv-sizes"].as<std::string>());
-    std::vector<double> spgemm_sizes = parse_list(args["spgemm-sizes"].as<std::string>());
-    std::vector<double> large_d = parse_list(args["large-densities"].as<std::string>());
+    std::vector<double> densities = cli::double_list(args["densities"].as<std::string>(), "--densities", "densities such as 1e-3,0.01");
+    std::vector<double> spmv_sizes = cli::double_list(args["spmv-sizes"].as<std::string>(), "--spmv-sizes", "sizes such as 4096,16384");
+    std::vector<double> spgemm_sizes = cli::double_list(args["spgemm-sizes"].as<std::string>(), "--spgemm-sizes", "sizes such as 1024,4096");
+    std::vector<double> large_d = cli::double_list(args["large-densities"].as<std::string>(), "--large-densities", "densities such as 1e-4");
     int64_t large_n = args["large-n"].as<int64_t>();
     int64_t profile_n = args["profile-n"].as<int64_t>();
     double profile_d = args["profile-density"].as<double>();

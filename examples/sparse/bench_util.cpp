@@ -166,13 +166,4 @@ void Progress::done() {
   std::fflush(stderr);
 }
 
-std::vector<double> parse_list(const std::string& s) {
-  std::vector<double> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(std::stod(item));
-  return out;
-}
-
 }  // namespace bench

@@ -63,6 +63,4 @@ class Progress {
   int total_, count_ = 0;
 };
 
-std::vector<double> parse_list(const std::string& s);  // "1e-5,0.1" -> {1e-5, 0.1}
-
 }  // namespace bench
