@@ -68,6 +68,23 @@ struct Args {
   }
 };
 
+// Stages K_j and V_j (rows past Nk as zeros) into sh.k and sh.v: BR thread rows of TPR lanes
+// each, every lane copying PER elements of a row. The forward and the dQ pass share it.
+template <class T, int BR, int BC, int TPR, int PER, class Shared>
+EMBER_HD inline void stage_kv(const Args<T>& a, Shared& sh, Dim block, Dim thread, int j) {
+  const int lane = thread.x % TPR;
+  for (int rr = thread.x / TPR; rr < BC; rr += BR) {
+    const int64_t col = int64_t(j) * BC + rr;
+    const int64_t base = (int64_t(block.y) * a.nk + col) * a.d;
+    for (int u = 0; u < PER; ++u) {
+      const int c = lane + u * TPR;
+      const bool in = col < a.nk && c < a.d;
+      sh.k[rr][c] = in ? a.k[base + c] : T(0);
+      sh.v[rr][c] = in ? a.v[base + c] : T(0);
+    }
+  }
+}
+
 // ---- Flash forward: grid (ceil(Nq / BR), BH), THREADS = BR * TPR ----
 template <class T, int DMAX, int BR = 32, int BC = 32, int TPR = 4>
 struct FlashForward {
@@ -106,17 +123,7 @@ struct FlashForward {
 
   // Phase 1 of step j: stage K_j and V_j (rows past Nk as zeros).
   EMBER_HD static void load_kv(const Args<T>& a, Shared& sh, Dim block, Dim thread, int j) {
-    const int lane = thread.x % TPR;
-    for (int rr = thread.x / TPR; rr < BC; rr += BR) {
-      const int64_t col = int64_t(j) * BC + rr;
-      const int64_t base = (int64_t(block.y) * a.nk + col) * a.d;
-      for (int u = 0; u < PER; ++u) {
-        const int c = lane + u * TPR;
-        const bool in = col < a.nk && c < a.d;
-        sh.k[rr][c] = in ? a.k[base + c] : T(0);
-        sh.v[rr][c] = in ? a.v[base + c] : T(0);
-      }
-    }
+    stage_kv<T, BR, BC, TPR, PER>(a, sh, block, thread, j);
   }
 
   // Phase 2: S_ij for this thread's row and columns jj = lane, lane + TPR, ... (masked: -inf).
@@ -329,17 +336,7 @@ struct FlashBackwardQ {
 
   // Phase 1 of step j: stage K_j, V_j.
   EMBER_HD static void load_kv(const Args<T>& a, Shared& sh, Dim block, Dim thread, int j) {
-    const int lane = thread.x % TPR;
-    for (int rr = thread.x / TPR; rr < BC; rr += BR) {
-      const int64_t col = int64_t(j) * BC + rr;
-      const int64_t base = (int64_t(block.y) * a.nk + col) * a.d;
-      for (int u = 0; u < PER; ++u) {
-        const int c = lane + u * TPR;
-        const bool in = col < a.nk && c < a.d;
-        sh.k[rr][c] = in ? a.k[base + c] : T(0);
-        sh.v[rr][c] = in ? a.v[base + c] : T(0);
-      }
-    }
+    stage_kv<T, BR, BC, TPR, PER>(a, sh, block, thread, j);
   }
 
   // Phase 2: dS_ij for this thread's row and columns jj = lane, lane + TPR, ...
