@@ -12,7 +12,7 @@ JOBS=${JOBS:-2}
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 BUILD_DIR=${BUILD_DIR:-build}
 BUILD_PACKAGES=(build-essential cmake pkg-config libgtest-dev libcxxopts-dev nlohmann-json3-dev zlib1g-dev
-                libpcre2-dev libopenblas-dev python3 python3-numpy python3-matplotlib)
+                libpcre2-dev libopenblas-dev python3 python3-numpy python3-matplotlib ccache)
 DATA_PACKAGES=(dataset-fashion-mnist fortunes)
 PEER_PACKAGES=(python3-torch python3-scipy)
 
