@@ -2,6 +2,7 @@
 #pragma once
 #include "framework/autograd/autograd.h"
 #include "framework/autograd/evaluation_trace.h"
+#include "framework/autograd/primitive.h"
 #include "framework/cuda/cuda.h"
 #include "framework/custom_op.h"
 #include "framework/data/data.h"
@@ -19,6 +20,7 @@
 #include "ops/linear/linear.h"
 #include "ops/matmul/matmul.h"
 #include "ops/norm/layer_norm.h"
+#include "ops/op_list.h"
 #include "ops/reduce/reduce.h"
 #include "ops/select/select.h"
 #include "ops/shape/shape_ops.h"

@@ -1,6 +1,7 @@
-// Custom ops: a new primitive defined outside the library, recorded by autograd exactly like
-// Ember's own (the same autograd::record call), so make_vjp, grad, make_jvp, backward() and
-// gradcheck all see one node per application, and grad of grad works.
+// Custom ops: a new primitive defined outside the library. A CustomOp is a Primitive
+// (framework/autograd/primitive.h) without attributes: the same declaration, recording and op-table
+// entry as Ember's own ops, so make_vjp, grad, make_jvp, backward() and gradcheck all see one node
+// per application, and grad of grad works.
 //
 //   static const ember::CustomOp softplus = ember::CustomOp("softplus")
 //       .cpu([](const std::vector<ember::Tensor>& in) { /* raw loop over in[0] */ })
@@ -15,6 +16,8 @@
 //  - vjp(g, i, inputs, output) returns input i's cotangent, of input i's shape. Write it with Ember
 //    ops (not a raw loop) so that it can be differentiated again: inputs, output and g may be
 //    traced by an outer trace when derivatives of derivatives are taken.
+//  - or vjp_all(g, needs, inputs, output) returns every input's cotangent at once (undefined where
+//    needs[i] is false), for rules that share work between inputs.
 //  - jvp(tangents, inputs, output) returns the output's tangent; tangents[i] is undefined where
 //    input i carries none. Optional: without it, forward mode transposes the VJP (one extra
 //    reverse pass through the VJP rule, which is linear in g).
@@ -31,6 +34,8 @@ namespace ember {
 
 using CustomKernel = std::function<Tensor(const std::vector<Tensor>& inputs)>;
 using CustomVjp = std::function<Tensor(const Tensor& g, int i, const std::vector<Tensor>& inputs, const Tensor& output)>;
+using CustomVjpAll = std::function<std::vector<Tensor>(const Tensor& g, const std::vector<bool>& needs,
+                                                       const std::vector<Tensor>& inputs, const Tensor& output)>;
 using CustomJvp =
     std::function<Tensor(const std::vector<Tensor>& tangents, const std::vector<Tensor>& inputs, const Tensor& output)>;
 
@@ -43,6 +48,7 @@ class CustomOp {
   CustomOp& cpu(CustomKernel kernel);
   CustomOp& cuda(CustomKernel kernel);
   CustomOp& vjp(CustomVjp rule);
+  CustomOp& vjp_all(CustomVjpAll rule);
   CustomOp& jvp(CustomJvp rule);
 
   // Applies the op: records one node when any input is traced, else runs the kernel of the
@@ -57,6 +63,7 @@ class CustomOp {
 
  private:
   std::shared_ptr<Def> def_;  // shared: copies of a CustomOp are the same op
+  std::string name_;
 };
 
 // The names of every custom op defined so far in this process, in definition order.

@@ -2,6 +2,8 @@
 // the same bytes, on the same threads. An op's traffic is the bytes it must read plus the bytes it
 // writes; memcpy of S bytes moves 2S. Both are reported in GB/s of that traffic.
 //   bench_ops [--numel 1048576,16777216] [--json results.json]
+//   bench_ops --list                 the op table: every primitive, its devices, rules and variants
+//   bench_ops --op softmax,matmul    any primitive, timed on its op-table sample (--size N)
 #include <algorithm>
 #include <cstring>
 #include <cxxopts.hpp>
@@ -11,6 +13,7 @@
 #include "ember.h"
 #include "examples/common/cli_lists.h"
 #include "examples/common/bench.h"
+#include "examples/matmul/bench_ops_table.h"
 #include "framework/parallel.h"
 #include "ops/loss/cpu/cross_entropy_kernels.h"
 #include "ops/norm/cpu/layer_norm_kernels.h"
@@ -38,12 +41,20 @@ int main(int argc, char** argv) {
       ("warmup", "untimed runs", cxxopts::value<int>()->default_value("3"))
       ("repeats", "timed runs (median reported)", cxxopts::value<int>()->default_value("15"))
       ("wait-quiet", "before each measurement wait up to this many seconds for the CPUs to be 90% idle", cxxopts::value<double>()->default_value("0"))
+      ("list", "print the op table (every primitive) and exit")
+      ("op", "time these primitives from the op table instead, comma-separated (forward, and forward + VJP)",
+       cxxopts::value<std::string>())
+      ("size", "with --op: the sample's main dimension", cxxopts::value<int64_t>()->default_value("512"))
       ("json", "write the results to this JSON file", cxxopts::value<std::string>())
       ("h,help", "show this help");
   try {
     auto args = options.parse(argc, argv);
     if (args.count("help")) {
       std::cout << options.help() << std::endl;
+      return 0;
+    }
+    if (args.count("list")) {
+      print_op_table(std::cout);
       return 0;
     }
     std::string dts = args["dtype"].as<std::string>();
@@ -59,6 +70,17 @@ int main(int argc, char** argv) {
     timing.repeats = args["repeats"].as<int>();
     timing.min_repeats = std::min(3, timing.repeats);
     bench::CpuInfo cpu = bench::cpu_info();
+    if (args.count("op")) {
+      int64_t size = args["size"].as<int64_t>();
+      EMBER_CHECK(size >= 1 && size <= 16384, "bench_ops: --size must lie in [1, 16384], got ", size);
+      std::cout << "cpu: " << cpu.model << "\nthreads: " << threads << "\ndtype: " << dts << "\n\n"
+                << "op                  sample                              forward ms  forward+vjp ms\n";
+      nlohmann::json res = {{"program", "bench_ops --op"}, {"cpu", cpu.model}, {"threads", threads}, {"dtype", dts}};
+      for (const std::string& op : cli::split_commas(args["op"].as<std::string>()))
+        res["results"].push_back(bench_table_op(op, size, dt, timing));
+      if (args.count("json")) bench::write_json(args["json"].as<std::string>(), res);
+      return 0;
+    }
     std::cout << "cpu: " << cpu.model << "\nthreads: " << threads << "\ndtype: " << dts << "\n"
               << "rows of 1024; softmax, log_softmax, layer_norm and cross_entropy are the fused forward kernels,\n"
               << "*_bwd their fused backward kernels (first-order gradients) called directly\n\n";

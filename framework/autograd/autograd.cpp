@@ -39,6 +39,8 @@ ObserveBackward::ObserveBackward(BackwardObserver observer) : observer_(std::mov
 }
 ObserveBackward::~ObserveBackward() { t_observer = prev_; }
 
+Tensor add_values(const Tensor& a, const Tensor& b) { return add(a, b); }
+
 namespace {
 void accumulate(Tensor& slot, const Tensor& g) { slot = slot.defined() ? add(slot, g) : g; }
 
@@ -75,15 +77,16 @@ std::vector<Tensor> run_backward(const std::vector<std::shared_ptr<Node>>& roots
     }
     EMBER_CHECK(node->vjp, "backward: the graph through '", node->op,
                 "' was already freed by an earlier backward(); compute the forward pass again");
+    std::vector<Tensor> gs = node->vjp(g, *node);
+    EMBER_CHECK(gs.size() == node->parents.size(), "'", node->op, "': the VJP rule returned ", gs.size(),
+                " cotangents for ", node->parents.size(), " inputs");
     for (size_t i = 0; i < node->parents.size(); ++i) {
       Node* p = node->parents[i].get();
-      if (!p) continue;
-      Tensor gi = node->vjp(g, int(i));
-      if (!gi.defined()) continue;
-      EMBER_CHECK(gi.shape() == p->shape, "internal error: the VJP of '", node->op, "' returned shape ",
-                  to_string(gi.shape()), " for input ", i, " of shape ", to_string(p->shape));
-      accumulate(cot[p], gi);
-      if (observer) step.to_parents[i] = gi;
+      if (!p || !gs[i].defined()) continue;
+      EMBER_CHECK(gs[i].shape() == p->shape, "'", node->op, "': the VJP rule returned shape ", to_string(gs[i].shape()),
+                  " for input ", i, " of shape ", to_string(p->shape));
+      accumulate(cot[p], gs[i]);
+      if (observer) step.to_parents[i] = gs[i];
     }
     if (observer) (*observer)(step);
     if (!keep.count(node)) cot.erase(c);  // release cotangents as soon as they are consumed

@@ -99,7 +99,7 @@ EvaluationTrace trace_evaluation(const FnN& f, const std::vector<double>& x, con
       e.to = rev.index_of.at(s.node->parents[i].get());
       e.arg = int(i);
       e.child_adjoint = s.cotangent.item();
-      e.partial = s.node->vjp(ones(s.node->shape, s.node->dtype, s.node->device), int(i)).item();
+      e.partial = s.node->vjp(ones(s.node->shape, s.node->dtype, s.node->device), *s.node)[i].item();
       e.contribution = s.to_parents[i].item();
       auto it = running.find(e.to);
       e.first = it == running.end();

@@ -11,8 +11,10 @@
 
 namespace ember::autograd {
 
-// Given the output's cotangent, returns the cotangent of input `i` (only asked for traced inputs).
-using VjpFn = std::function<Tensor(const Tensor& g, int i)>;
+struct Node;
+// Given the output's cotangent, returns one cotangent per input (undefined where the input is not
+// traced here, or where none flows); `node` is the node itself, whose parents say which are wanted.
+using VjpFn = std::function<std::vector<Tensor>(const Tensor& g, const Node& node)>;
 
 namespace detail {
 // Nodes are numbered in creation order, so a tool can list a trace in the order the program ran it
@@ -37,6 +39,13 @@ struct Node {
   bool is_leaf = false;
   int leaf_index = -1;
   std::weak_ptr<TensorImpl> leaf_tensor;
+
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  // Releases the parents iteratively: a graph of a million recorded ops is a chain of a million
+  // shared_ptrs, whose recursive release would overflow the stack.
+  ~Node();
 };
 
 }  // namespace ember::autograd

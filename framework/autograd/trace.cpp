@@ -73,3 +73,16 @@ std::shared_ptr<Node> make_node(const char* op, const Args& args, int trace, con
 
 }  // namespace detail
 }  // namespace ember::autograd
+
+namespace ember::autograd {
+Node::~Node() {
+  std::vector<std::shared_ptr<Node>> pending = std::move(parents);
+  while (!pending.empty()) {
+    std::shared_ptr<Node> p = std::move(pending.back());
+    pending.pop_back();
+    // Last owner: take its parents before it dies, so its own destructor finds nothing to release.
+    if (p && p.use_count() == 1)
+      for (auto& q : p->parents) pending.push_back(std::move(q));
+  }
+}
+}  // namespace ember::autograd

@@ -7,7 +7,8 @@
 #include <cmath>
 #include <memory>
 
-#include "framework/autograd/trace.h"
+#include "framework/autograd/primitive.h"
+#include "ops/op_list.h"
 #include "ops/attention/attention_internal.h"
 #include "ops/attention/cpu/kernels.h"
 #ifdef EMBER_HAS_CUDA
@@ -226,15 +227,50 @@ void check_backward_args(const char* op, const Tensor& q, const Tensor& k, const
   check_like(op, "dout", dout, q.shape(), q);
 }
 
-// What the VJP of one attention call keeps: its inputs, output and the forward's statistics, and
-// the gradients of the last cotangent (the engine asks for dq, dk and dv one at a time).
-struct VjpState {
-  Tensor q, k, v, out;
-  AttentionForward saved;  // lse / probs, when the forward ran the kernels
-  AttentionOptions opt;
-  Tensor last_g;
-  AttentionGrads grads;
-};
+using AttentionCall = OpCall<AttentionOptions>;
+
+// The kernels save what their backward needs as extras: the row log-sum-exp, and P for Standard.
+KernelOut forward_kernel(const Args& a, const AttentionOptions& opt) {
+  AttentionForward r = forward_raw(a[0], a[1], a[2], opt, opt.impl == AttentionImpl::Standard);
+  return {r.out, {r.lse, r.probs}};
+}
+
+Grads as_grads(const AttentionGrads& g) { return {g.dq, g.dk, g.dv}; }
+
+const Primitive<AttentionOptions>& attention_op() {
+  static const Primitive<AttentionOptions> p = [] {
+    auto with = [](AttentionImpl impl) {
+      return [impl](const Args& a, const AttentionOptions& opt) {
+        AttentionOptions o = opt;
+        o.impl = impl;
+        return forward_kernel(a, o);
+      };
+    };
+    // One backward kernel per algorithm, from the forward's saved statistics (P for Standard, the
+    // log-sum-exp for Flash), on whichever device the tensors live.
+    auto fused = [](const Tensor& g, const AttentionCall& c) {
+      const Tensor &q = c.in[0], &k = c.in[1], &v = c.in[2], &lse = c.extras[0], &probs = c.extras[1];
+      AttentionOptions o = c.attrs;
+      o.impl = probs.defined() ? AttentionImpl::Standard : AttentionImpl::Flash;
+      return as_grads(backward_raw(q, k, v, c.out, probs.defined() ? probs : lse, g, o));
+    };
+    Primitive<AttentionOptions> op("attention");
+    op.cpu(forward_kernel).cuda(forward_kernel);
+    for (Device d : {Device::CPU, Device::CUDA})
+      for (AttentionImpl i : {AttentionImpl::Standard, AttentionImpl::Flash})
+        if (d == Device::CPU || op.info().kernel[size_t(Device::CUDA)]) op.variant(d, name(i), with(i));
+    op.vjp([](const Tensor& g, const AttentionCall& c) {
+        return as_grads(backward_composite(c.in[0], c.in[1], c.in[2], c.out, g, c.attrs));
+      })
+        .fused_vjp(Device::CPU, fused)
+        .fused_vjp(Device::CUDA, fused)
+        .jvp([](const Args& t, const AttentionCall& c) {
+          return jvp_composite(c.in[0], c.in[1], c.in[2], t[0], t[1], t[2], c.attrs);
+        });
+    return op;
+  }();
+  return p;
+}
 
 }  // namespace
 
@@ -270,42 +306,11 @@ AttentionGrads attention_backward_flash(const Tensor& q, const Tensor& k, const 
                       autograd::unbox_all(out), autograd::unbox_all(lse), autograd::unbox_all(dout), o);
 }
 
+void declare_attention_ops() { attention_op(); }
+
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opt) {
   check_qkv("attention", q, k, v, opt);
-  AttentionForward saved;
-  auto r = autograd::record(
-      "attention", {q, k, v},
-      [&](const autograd::Args& a) {
-        // One level down: run the kernels when nothing is traced there (keeping what the backward
-        // needs), else record attention again (higher-order derivatives).
-        if (autograd::detail::top_trace(a) != 0 && autograd::grad_enabled()) return attention(a[0], a[1], a[2], opt);
-        saved = forward_raw(autograd::unbox_all(a[0]), autograd::unbox_all(a[1]), autograd::unbox_all(a[2]), opt,
-                            opt.impl == AttentionImpl::Standard);
-        return saved.out;
-      },
-      [&](const Tensor& ans, const autograd::Args& a) -> autograd::VjpFn {
-        auto st = std::make_shared<VjpState>();
-        st->q = a[0];
-        st->k = a[1];
-        st->v = a[2];
-        st->out = ans;
-        st->saved = saved;
-        st->opt = opt;
-        return [st](const Tensor& g, int i) {
-          if (!st->last_g.defined() || st->last_g.impl() != g.impl()) {
-            st->grads = st->opt.impl == AttentionImpl::Standard
-                            ? attention_backward_standard(st->q, st->k, st->v, st->out, st->saved.probs, g, st->opt)
-                            : attention_backward_flash(st->q, st->k, st->v, st->out, st->saved.lse, g, st->opt);
-            st->last_g = g;
-          }
-          return i == 0 ? st->grads.dq : i == 1 ? st->grads.dk : st->grads.dv;
-        };
-      },
-      [&](const autograd::Args& t, const Tensor&, const autograd::Args& a) {
-        return jvp_composite(a[0], a[1], a[2], t[0], t[1], t[2], opt);
-      });
-  if (r) return *r;
-  return forward_raw(q, k, v, opt, false).out;
+  return attention_op()({q, k, v}, opt);
 }
 
 }  // namespace ember

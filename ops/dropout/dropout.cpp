@@ -1,9 +1,10 @@
 // dropout: checks, one draw from the generator per call (the seed of a counter-based mask, see
 // keep_mask.h), dispatch, and the rules. The mask is a constant, so VJP and JVP both multiply by it;
-// it is the kernel's own mask when the kernel ran right below this trace, else rebuilt from the seed.
+// the kernel saves it for them.
 #include "ops/dropout/dropout.h"
 
-#include "framework/autograd/trace.h"
+#include "framework/autograd/primitive.h"
+#include "ops/op_list.h"
 #include "ops/dropout/cpu/dropout_kernels.h"
 #include "ops/elementwise/elementwise.h"
 
@@ -26,29 +27,32 @@ Tensor dropout_kernel(const Tensor& x, double p, uint64_t seed, Tensor* mask) {
   return cpu::dropout(x, p, seed, mask);
 }
 
-Tensor dropout_seeded(const Tensor& x, double p, uint64_t seed) {
-  Tensor kernel_mask;
-  auto mask_of = [&](const Tensor& v) {
-    if (kernel_mask.defined()) return kernel_mask;
-    Tensor m;
-    dropout_kernel(ones_like(v.detach()), p, seed, &m);
-    return m;
-  };
-  auto r = autograd::record(
-      "dropout", {x},
-      [&](const autograd::Args& a) {
-        if (autograd::detail::top_trace(a) == 0 && autograd::grad_enabled())
-          return dropout_kernel(a[0], p, seed, &kernel_mask);
-        return dropout_seeded(a[0], p, seed);
-      },
-      [&](const Tensor&, const autograd::Args& a) -> autograd::VjpFn {
-        return [m = mask_of(a[0])](const Tensor& g, int) { return g * m; };
-      },
-      [&](const autograd::Args& t, const Tensor&, const autograd::Args& a) { return t[0] * mask_of(a[0]); });
-  return r ? *r : dropout_kernel(x, p, seed, nullptr);
+struct DropoutAttrs {
+  double p;
+  uint64_t seed;
+};
+
+// The kernel saves its mask as an extra; the rules multiply by it (a constant).
+KernelOut kernel(const Args& a, const DropoutAttrs& at) {
+  Tensor mask;
+  Tensor y = dropout_kernel(a[0], at.p, at.seed, &mask);
+  return {y, {mask}};
+}
+
+const Primitive<DropoutAttrs>& dropout_op() {
+  static const Primitive<DropoutAttrs> p =
+      Primitive<DropoutAttrs>("dropout")
+          .cpu(kernel)
+          .cuda(kernel)
+          .saves({}, false)
+          .vjp([](const Tensor& g, const OpCall<DropoutAttrs>& c) { return Grads{g * c.extras[0]}; })
+          .jvp([](const Args& t, const OpCall<DropoutAttrs>& c) { return t[0] * c.extras[0]; });
+  return p;
 }
 
 }  // namespace
+
+void declare_dropout_ops() { dropout_op(); }
 
 Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
   EMBER_CHECK(x.defined(), "dropout: input is undefined");
@@ -57,7 +61,7 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
   EMBER_CHECK(p >= 0 && p < 1, "dropout: p must lie in [0, 1), got ", p);
   if (!training || p == 0) return x;
   uint64_t seed = (gen ? *gen : default_generator()).next_u64();
-  return dropout_seeded(x, p, seed);
+  return dropout_op()({x}, DropoutAttrs{p, seed});
 }
 
 }  // namespace ember

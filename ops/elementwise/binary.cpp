@@ -1,7 +1,8 @@
 // Binary primitives with broadcasting, comparisons, where/masked_fill and casts.
 #include <cmath>
 
-#include "framework/autograd/trace.h"
+#include "framework/autograd/primitive.h"
+#include "ops/op_list.h"
 #include "ops/elementwise/binary_kinds.h"
 #include "ops/elementwise/cpu/loops.h"
 #include "ops/elementwise/elementwise.h"
@@ -65,129 +66,34 @@ Tensor tangent_sum(std::initializer_list<Tensor> terms, const Shape& shape) {
   return acc;
 }
 
-// Which of a, b and ans a binary op's VJP reads. The recorded node keeps only those alive: an add
-// that kept its operands would hold every intermediate of a network until the backward pass.
-enum Saves : unsigned { kSavesNone = 0, kSavesA = 1, kSavesB = 2, kSavesAns = 4 };
-
-// Records a binary primitive: `vjp(g, i, a, b, ans)` and `jvp(ta, tb, a, b, ans)` where ta or tb may
-// be undefined; in vjp, an operand not named in `saves` is undefined. VJP results are summed back
-// to each operand's shape here, once for every op.
+// Declares a binary primitive: `vjp(g, i, a, b, ans)` and `jvp(ta, tb, a, b, ans)` where ta or tb may
+// be undefined. The node keeps only the operands in `saved` (and ans where `saves_ans`): an add
+// that kept its operands would hold every intermediate of a network until the backward pass. VJP
+// results are summed back to each operand's shape here, once for every op.
 template <class Vjp, class Jvp>
-Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, unsigned saves, Vjp vjp, Jvp jvp) {
-  const char* name = binary_name(op);
-  check_pair(name, a, b);
-  auto r = autograd::record(
-      name, {a, b}, [&](const autograd::Args& x) { return binary(op, x[0], x[1], saves, vjp, jvp); },
-      [&](const Tensor& ans, const autograd::Args& x) -> autograd::VjpFn {
-        // An operand's shape is kept only where it was broadcast (else it is the cotangent's shape).
-        bool a_full = x[0].shape() == ans.shape(), b_full = x[1].shape() == ans.shape();
-        return [sa = saves & kSavesA ? x[0] : Tensor(), sb = saves & kSavesB ? x[1] : Tensor(),
-                sans = saves & kSavesAns ? ans : Tensor(), shape_a = a_full ? Shape() : x[0].shape(),
-                shape_b = b_full ? Shape() : x[1].shape(), a_full, b_full, vjp](const Tensor& g, int i) {
-          Tensor gi = vjp(g, i, sa, sb, sans);
-          return (i == 0 ? a_full : b_full) ? gi : sum_to(gi, i == 0 ? shape_a : shape_b);
-        };
-      },
-      [&](const autograd::Args& t, const Tensor& ans, const autograd::Args& x) {
-        return jvp(t[0], t[1], x[0], x[1], ans);
-      });
-  return r ? *r : binary_kernel(op, a, b);
+Primitive<> binary_primitive(BinaryOp op, std::vector<int> saved, bool saves_ans, Vjp vjp, Jvp jvp) {
+  Primitive<> p(binary_name(op));
+  p.cpu([op](const Args& x, const NoAttrs&) { return binary_kernel(op, x[0], x[1]); })
+#ifdef EMBER_CUDA
+      .cuda([op](const Args& x, const NoAttrs&) { return binary_kernel(op, x[0], x[1]); })
+#endif
+      .dtypes({DType::Float32, DType::Float64, DType::Int64})
+      .saves(saved, saves_ans)
+      .vjp([vjp](const Tensor& g, const OpCall<>& c) {
+        Grads out(2);
+        for (size_t i = 0; i < 2; ++i) {
+          if (!c.needs(i)) continue;
+          Tensor gi = vjp(g, int(i), c.in[0], c.in[1], c.out);
+          out[i] = gi.shape() == c.in_shape(i) ? gi : sum_to(gi, c.in_shape(i));
+        }
+        return out;
+      })
+      .jvp([jvp](const Args& t, const OpCall<>& c) { return jvp(t[0], t[1], c.in[0], c.in[1], c.out); });
+  return p;
 }
 
-Tensor comparison(BinaryOp op, const Tensor& a, const Tensor& b) {
-  check_pair(binary_name(op), a, b);
-  return binary_kernel(op, a.detach(), b.detach());
-}
-
-}  // namespace
-
-Tensor scalar_like(const Tensor& x, double v) { return scalar(v, x.dtype(), x.device()); }
-
-Tensor add(const Tensor& a, const Tensor& b) {
-  return binary(
-      BinaryOp::Add, a, b, kSavesNone, [](const Tensor& g, int, const Tensor&, const Tensor&, const Tensor&) { return g; },
-      [](const Tensor& ta, const Tensor& tb, const Tensor&, const Tensor&, const Tensor& y) {
-        return tangent_sum({ta, tb}, y.shape());
-      });
-}
-
-Tensor sub(const Tensor& a, const Tensor& b) {
-  return binary(
-      BinaryOp::Sub, a, b, kSavesNone, [](const Tensor& g, int i, const Tensor&, const Tensor&, const Tensor&) { return i == 0 ? g : -g; },
-      [](const Tensor& ta, const Tensor& tb, const Tensor&, const Tensor&, const Tensor& y) {
-        return tangent_sum({ta, tb.defined() ? -tb : tb}, y.shape());
-      });
-}
-
-Tensor mul(const Tensor& a, const Tensor& b) {
-  return binary(
-      BinaryOp::Mul, a, b, kSavesA | kSavesB,
-      [](const Tensor& g, int i, const Tensor& x, const Tensor& y, const Tensor&) { return i == 0 ? g * y : g * x; },
-      [](const Tensor& ta, const Tensor& tb, const Tensor& x, const Tensor& y, const Tensor& ans) {
-        return tangent_sum({ta.defined() ? ta * y : ta, tb.defined() ? x * tb : tb}, ans.shape());
-      });
-}
-
-Tensor div(const Tensor& a, const Tensor& b) {
-  return binary(
-      BinaryOp::Div, a, b, kSavesB | kSavesAns,
-      [](const Tensor& g, int i, const Tensor&, const Tensor& y, const Tensor& ans) {
-        return i == 0 ? g / y : -(g * ans) / y;
-      },
-      [](const Tensor& ta, const Tensor& tb, const Tensor&, const Tensor& y, const Tensor& ans) {
-        return tangent_sum({ta.defined() ? ta / y : ta, tb.defined() ? -(tb * ans) / y : tb}, ans.shape());
-      });
-}
-
-Tensor pow(const Tensor& a, const Tensor& b) {
-  // d/da a^b = b a^(b-1); d/db a^b = log(a) a^b
-  return binary(
-      BinaryOp::Pow, a, b, kSavesA | kSavesB | kSavesAns,
-      [](const Tensor& g, int i, const Tensor& x, const Tensor& y, const Tensor& ans) {
-        return i == 0 ? g * y * pow(x, y - 1.0) : g * log(x) * ans;
-      },
-      [](const Tensor& ta, const Tensor& tb, const Tensor& x, const Tensor& y, const Tensor& ans) {
-        return tangent_sum({ta.defined() ? ta * y * pow(x, y - 1.0) : ta, tb.defined() ? tb * log(x) * ans : tb},
-                           ans.shape());
-      });
-}
-
-Tensor pow(const Tensor& a, double exponent) { return pow(a, scalar_like(a, exponent)); }
-
-Tensor maximum(const Tensor& a, const Tensor& b) {
-  return binary(
-      BinaryOp::Max, a, b, kSavesA | kSavesB,
-      [](const Tensor& g, int i, const Tensor& x, const Tensor& y, const Tensor&) {
-        Tensor m = ge(x, y);  // ties go to a
-        return i == 0 ? g * m : g * (1.0 - m);
-      },
-      [](const Tensor& ta, const Tensor& tb, const Tensor& x, const Tensor& y, const Tensor& ans) {
-        Tensor m = ge(x, y);
-        return tangent_sum({ta.defined() ? ta * m : ta, tb.defined() ? tb * (1.0 - m) : tb}, ans.shape());
-      });
-}
-
-Tensor minimum(const Tensor& a, const Tensor& b) {
-  return binary(
-      BinaryOp::Min, a, b, kSavesA | kSavesB,
-      [](const Tensor& g, int i, const Tensor& x, const Tensor& y, const Tensor&) {
-        Tensor m = le(x, y);
-        return i == 0 ? g * m : g * (1.0 - m);
-      },
-      [](const Tensor& ta, const Tensor& tb, const Tensor& x, const Tensor& y, const Tensor& ans) {
-        Tensor m = le(x, y);
-        return tangent_sum({ta.defined() ? ta * m : ta, tb.defined() ? tb * (1.0 - m) : tb}, ans.shape());
-      });
-}
-
-Tensor gt(const Tensor& a, const Tensor& b) { return comparison(BinaryOp::Gt, a, b); }
-Tensor ge(const Tensor& a, const Tensor& b) { return comparison(BinaryOp::Ge, a, b); }
-Tensor lt(const Tensor& a, const Tensor& b) { return comparison(BinaryOp::Lt, a, b); }
-Tensor le(const Tensor& a, const Tensor& b) { return comparison(BinaryOp::Le, a, b); }
-Tensor eq(const Tensor& a, const Tensor& b) { return comparison(BinaryOp::Eq, a, b); }
-
-namespace {
-Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b, const Shape& shape) {
+Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
 #ifdef EMBER_CUDA
   if (a.device() == Device::CUDA) return cuda::where(cond, a, b, shape);
 #endif
@@ -212,26 +118,157 @@ Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b, const 
     return out;
   });
 }
+
+Tensor cast_kernel(const Tensor& x, DType dtype) {
+#ifdef EMBER_CUDA
+  if (x.device() == Device::CUDA) return cuda::cast(x, dtype);
+#endif
+  check_cpu(x, "cast");
+  return EMBER_DISPATCH_ALL(x.dtype(), "cast", [&] {
+    using In = scalar_t;
+    return EMBER_DISPATCH_ALL(dtype, "cast", [&] {
+      return cpu::unary_loop<In, scalar_t>(x, dtype, [](In v) { return scalar_t(v); });
+    });
+  });
+}
+
+struct CastAttrs {
+  DType to;
+};
+
+Tensor comparison(BinaryOp op, const Tensor& a, const Tensor& b) {
+  check_pair(binary_name(op), a, b);
+  return binary_kernel(op, a.detach(), b.detach());
+}
+
 }  // namespace
+
+Tensor scalar_like(const Tensor& x, double v) { return scalar(v, x.dtype(), x.device()); }
+
+namespace {
+struct BinaryPrims {
+  Primitive<> add = binary_primitive(
+      BinaryOp::Add, {}, false, [](const Tensor& g, int, const Tensor&, const Tensor&, const Tensor&) { return g; },
+      [](const Tensor& ta, const Tensor& tb, const Tensor&, const Tensor&, const Tensor& y) {
+        return tangent_sum({ta, tb}, y.shape());
+      });
+  Primitive<> sub = binary_primitive(
+      BinaryOp::Sub, {}, false,
+      [](const Tensor& g, int i, const Tensor&, const Tensor&, const Tensor&) { return i == 0 ? g : -g; },
+      [](const Tensor& ta, const Tensor& tb, const Tensor&, const Tensor&, const Tensor& y) {
+        return tangent_sum({ta, tb.defined() ? -tb : tb}, y.shape());
+      });
+  Primitive<> mul = binary_primitive(
+      BinaryOp::Mul, {0, 1}, false,
+      [](const Tensor& g, int i, const Tensor& x, const Tensor& y, const Tensor&) { return i == 0 ? g * y : g * x; },
+      [](const Tensor& ta, const Tensor& tb, const Tensor& x, const Tensor& y, const Tensor& ans) {
+        return tangent_sum({ta.defined() ? ta * y : ta, tb.defined() ? x * tb : tb}, ans.shape());
+      });
+  Primitive<> div = binary_primitive(
+      BinaryOp::Div, {1}, true,
+      [](const Tensor& g, int i, const Tensor&, const Tensor& y, const Tensor& ans) {
+        return i == 0 ? g / y : -(g * ans) / y;
+      },
+      [](const Tensor& ta, const Tensor& tb, const Tensor&, const Tensor& y, const Tensor& ans) {
+        return tangent_sum({ta.defined() ? ta / y : ta, tb.defined() ? -(tb * ans) / y : tb}, ans.shape());
+      });
+  // d/da a^b = b a^(b-1); d/db a^b = log(a) a^b
+  Primitive<> pow = binary_primitive(
+      BinaryOp::Pow, {0, 1}, true,
+      [](const Tensor& g, int i, const Tensor& x, const Tensor& y, const Tensor& ans) {
+        return i == 0 ? g * y * ember::pow(x, y - 1.0) : g * ember::log(x) * ans;
+      },
+      [](const Tensor& ta, const Tensor& tb, const Tensor& x, const Tensor& y, const Tensor& ans) {
+        return tangent_sum(
+            {ta.defined() ? ta * y * ember::pow(x, y - 1.0) : ta, tb.defined() ? tb * ember::log(x) * ans : tb},
+            ans.shape());
+      });
+  Primitive<> maximum = binary_primitive(
+      BinaryOp::Max, {0, 1}, false,
+      [](const Tensor& g, int i, const Tensor& x, const Tensor& y, const Tensor&) {
+        Tensor m = ge(x, y);  // ties go to a
+        return i == 0 ? g * m : g * (1.0 - m);
+      },
+      [](const Tensor& ta, const Tensor& tb, const Tensor& x, const Tensor& y, const Tensor& ans) {
+        Tensor m = ge(x, y);
+        return tangent_sum({ta.defined() ? ta * m : ta, tb.defined() ? tb * (1.0 - m) : tb}, ans.shape());
+      });
+  Primitive<> minimum = binary_primitive(
+      BinaryOp::Min, {0, 1}, false,
+      [](const Tensor& g, int i, const Tensor& x, const Tensor& y, const Tensor&) {
+        Tensor m = le(x, y);
+        return i == 0 ? g * m : g * (1.0 - m);
+      },
+      [](const Tensor& ta, const Tensor& tb, const Tensor& x, const Tensor& y, const Tensor& ans) {
+        Tensor m = le(x, y);
+        return tangent_sum({ta.defined() ? ta * m : ta, tb.defined() ? tb * (1.0 - m) : tb}, ans.shape());
+      });
+  // where(cond, a, b): cond (input 0) carries no gradient.
+  Primitive<> where = Primitive<>("where")
+                          .cpu([](const Args& x, const NoAttrs&) { return where_kernel(x[0], x[1], x[2]); })
+#ifdef EMBER_CUDA
+                          .cuda([](const Args& x, const NoAttrs&) { return where_kernel(x[0], x[1], x[2]); })
+#endif
+                          .saves({0}, false)
+                          .vjp([](const Tensor& g, const OpCall<>& c) {
+                            Tensor z = zeros({}, g.dtype(), g.device());
+                            Grads out(3);
+                            if (c.needs(1)) out[1] = sum_to(ember::where(c.in[0], g, z), c.in_shape(1));
+                            if (c.needs(2)) out[2] = sum_to(ember::where(c.in[0], z, g), c.in_shape(2));
+                            return out;
+                          })
+                          .jvp([](const Args& t, const OpCall<>& c) {
+                            Tensor z = zeros({}, c.out.dtype(), c.out.device());
+                            return ember::where(c.in[0], t[1].defined() ? t[1] : z, t[2].defined() ? t[2] : z)
+                                .expand(c.out.shape());
+                          });
+  Primitive<CastAttrs> cast = Primitive<CastAttrs>("cast")
+                                  .cpu([](const Args& x, const CastAttrs& a) { return cast_kernel(x[0], a.to); })
+#ifdef EMBER_CUDA
+                                  .cuda([](const Args& x, const CastAttrs& a) { return cast_kernel(x[0], a.to); })
+#endif
+                                  .saves({}, false)
+                                  .vjp([](const Tensor& g, const OpCall<CastAttrs>& c) {
+                                    return Grads{ember::cast(g, c.in_dtype(0))};
+                                  })
+                                  .jvp([](const Args& t, const OpCall<CastAttrs>& c) {
+                                    return ember::cast(t[0], c.attrs.to);
+                                  });
+};
+
+const BinaryPrims& prims() {
+  static const BinaryPrims p;
+  return p;
+}
+
+Tensor apply(const Primitive<>& p, const Tensor& a, const Tensor& b) {
+  check_pair(p.info().node_name, a, b);
+  return p({a, b});
+}
+}  // namespace
+
+void declare_binary_ops() { prims(); }
+
+Tensor add(const Tensor& a, const Tensor& b) { return apply(prims().add, a, b); }
+Tensor sub(const Tensor& a, const Tensor& b) { return apply(prims().sub, a, b); }
+Tensor mul(const Tensor& a, const Tensor& b) { return apply(prims().mul, a, b); }
+Tensor div(const Tensor& a, const Tensor& b) { return apply(prims().div, a, b); }
+Tensor pow(const Tensor& a, const Tensor& b) { return apply(prims().pow, a, b); }
+Tensor pow(const Tensor& a, double exponent) { return pow(a, scalar_like(a, exponent)); }
+Tensor maximum(const Tensor& a, const Tensor& b) { return apply(prims().maximum, a, b); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return apply(prims().minimum, a, b); }
+
+Tensor gt(const Tensor& a, const Tensor& b) { return comparison(BinaryOp::Gt, a, b); }
+Tensor ge(const Tensor& a, const Tensor& b) { return comparison(BinaryOp::Ge, a, b); }
+Tensor lt(const Tensor& a, const Tensor& b) { return comparison(BinaryOp::Lt, a, b); }
+Tensor le(const Tensor& a, const Tensor& b) { return comparison(BinaryOp::Le, a, b); }
+Tensor eq(const Tensor& a, const Tensor& b) { return comparison(BinaryOp::Eq, a, b); }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   check_pair("where", a, b);
   EMBER_CHECK(cond.defined() && cond.device() == a.device(), "where: condition must be defined and on ", a.device());
-  Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
-  Tensor c = cond.detach();
-  auto r = autograd::record(
-      "where", {a, b}, [&](const autograd::Args& x) { return where(c, x[0], x[1]); },
-      [&](const Tensor&, const autograd::Args& x) -> autograd::VjpFn {
-        return [c, sa = x[0].shape(), sb = x[1].shape()](const Tensor& g, int i) {
-          Tensor z = zeros({}, g.dtype(), g.device());
-          return i == 0 ? sum_to(where(c, g, z), sa) : sum_to(where(c, z, g), sb);
-        };
-      },
-      [&](const autograd::Args& t, const Tensor& ans, const autograd::Args&) {
-        Tensor z = zeros({}, ans.dtype(), ans.device());
-        return where(c, t[0].defined() ? t[0] : z, t[1].defined() ? t[1] : z).expand(ans.shape());
-      });
-  return r ? *r : where_kernel(c, a, b, shape);
+  broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
+  return prims().where({cond.detach(), a, b});
 }
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
@@ -245,37 +282,9 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
 Tensor cast(const Tensor& x, DType dtype) {
   EMBER_CHECK(x.defined(), "cast: input is undefined");
   if (x.dtype() == dtype) return x;
-  if (dtype == DType::Int64 || x.dtype() == DType::Int64) {
-    Tensor raw = x.detach();  // integer values carry no gradient
-#ifdef EMBER_CUDA
-    if (raw.device() == Device::CUDA) return cuda::cast(raw, dtype);
-#endif
-    check_cpu(raw, "cast");
-    return EMBER_DISPATCH_ALL(raw.dtype(), "cast", [&] {
-      using In = scalar_t;
-      return EMBER_DISPATCH_ALL(dtype, "cast", [&] {
-        return cpu::unary_loop<In, scalar_t>(raw, dtype, [](In v) { return scalar_t(v); });
-      });
-    });
-  }
-  DType from = x.dtype();
-  auto r = autograd::record(
-      "cast", {x}, [&](const autograd::Args& a) { return cast(a[0], dtype); },
-      [&](const Tensor&, const autograd::Args&) -> autograd::VjpFn {
-        return [from](const Tensor& g, int) { return cast(g, from); };
-      },
-      [&](const autograd::Args& t, const Tensor&, const autograd::Args&) { return cast(t[0], dtype); });
-  if (r) return *r;
-#ifdef EMBER_CUDA
-  if (x.device() == Device::CUDA) return cuda::cast(x, dtype);
-#endif
-  check_cpu(x, "cast");
-  return EMBER_DISPATCH_FLOAT(x.dtype(), "cast", [&] {
-    using In = scalar_t;
-    return EMBER_DISPATCH_FLOAT(dtype, "cast", [&] {
-      return cpu::unary_loop<In, scalar_t>(x, dtype, [](In v) { return scalar_t(v); });
-    });
-  });
+  // Integer values carry no gradient.
+  if (dtype == DType::Int64 || x.dtype() == DType::Int64) return cast_kernel(x.detach(), dtype);
+  return prims().cast({x}, CastAttrs{dtype});
 }
 
 }  // namespace ember

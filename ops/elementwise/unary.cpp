@@ -1,8 +1,9 @@
-// Unary primitives. Each has a derivative factor d(x, y) (y = f(x)), built from Ember ops so that it
-// is itself differentiable; the VJP is g * d and the JVP is t * d.
+// Unary primitives, one line each: a kernel kind and a derivative factor d(x, y) (y = f(x)), built
+// from Ember ops so that it is itself differentiable; the VJP is g * d and the JVP is t * d.
 #include <type_traits>
 
-#include "framework/autograd/trace.h"
+#include "framework/autograd/primitive.h"
+#include "ops/op_list.h"
 #include "ops/elementwise/cpu/loops.h"
 #include "ops/elementwise/cpu/unary_avx2.h"
 #include "ops/elementwise/elementwise.h"
@@ -53,19 +54,21 @@ Tensor unary_kernel(UnaryOp op, const Tensor& x) {
 
 namespace {
 
-// Records a unary primitive whose derivative is the factor `deriv(x, y)`.
-template <class Deriv>
-Tensor unary(const char* name, UnaryOp op, const Tensor& x, Deriv deriv) {
-  EMBER_CHECK(x.defined(), name, ": input is undefined");
-  EMBER_CHECK(is_floating(x.dtype()), name, ": expected a float32 or float64 tensor, got ", x.dtype(),
-              to_string(x.shape()), " (convert with .to(DType::Float32))");
-  auto r = autograd::record(
-      name, {x}, [&](const autograd::Args& a) { return unary(name, op, a[0], deriv); },
-      [&](const Tensor& ans, const autograd::Args& a) -> autograd::VjpFn {
-        return [x = a[0], ans, deriv](const Tensor& g, int) { return g * deriv(x, ans); };
-      },
-      [&](const autograd::Args& t, const Tensor& ans, const autograd::Args& a) { return t[0] * deriv(a[0], ans); });
-  return r ? *r : unary_kernel(op, x);
+// Declares the elementwise primitive `name` with derivative factor deriv(x, y), y = f(x): the VJP is
+// g * deriv and the JVP t * deriv. The node keeps x and y only where deriv reads them.
+enum Reads { kX = 1, kY = 2 };
+using Deriv = Tensor (*)(const Tensor& x, const Tensor& y);
+
+Primitive<> unary_primitive(const char* name, UnaryOp op, unsigned reads, Deriv deriv) {
+  Primitive<> p(name);
+  p.cpu([op](const Args& a, const NoAttrs&) { return unary_kernel(op, a[0]); })
+#ifdef EMBER_CUDA
+      .cuda([op](const Args& a, const NoAttrs&) { return cuda::unary(op, a[0]); })
+#endif
+      .saves(reads & kX ? std::vector<int>{0} : std::vector<int>{}, reads & kY)
+      .vjp([deriv](const Tensor& g, const OpCall<>& c) { return Grads{g * deriv(c.in[0], c.out)}; })
+      .jvp([deriv](const Args& t, const OpCall<>& c) { return t[0] * deriv(c.in[0], c.out); });
+  return p;
 }
 
 constexpr double kInvSqrt2 = 0.70710678118654752440;
@@ -73,60 +76,68 @@ constexpr double kInvSqrt2Pi = 0.39894228040143267794;
 constexpr double kSqrt2OverPi = 0.79788456080286535588;
 constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
 
-}  // namespace
-
-Tensor neg(const Tensor& x) {
-  return unary("neg", UnaryOp::Neg, x, [](const Tensor& v, const Tensor&) { return scalar_like(v, -1.0); });
-}
-Tensor exp(const Tensor& x) {
-  return unary("exp", UnaryOp::Exp, x, [](const Tensor&, const Tensor& y) { return y; });
-}
-Tensor log(const Tensor& x) {
-  return unary("log", UnaryOp::Log, x, [](const Tensor& v, const Tensor&) { return 1.0 / v; });
-}
-Tensor sin(const Tensor& x) {
-  return unary("sin", UnaryOp::Sin, x, [](const Tensor& v, const Tensor&) { return cos(v); });
-}
-Tensor cos(const Tensor& x) {
-  return unary("cos", UnaryOp::Cos, x, [](const Tensor& v, const Tensor&) { return -sin(v); });
-}
-Tensor tanh(const Tensor& x) {
-  return unary("tanh", UnaryOp::Tanh, x, [](const Tensor&, const Tensor& y) { return 1.0 - y * y; });
-}
-Tensor sigmoid(const Tensor& x) {
-  return unary("sigmoid", UnaryOp::Sigmoid, x, [](const Tensor&, const Tensor& y) { return y * (1.0 - y); });
-}
-Tensor relu(const Tensor& x) {
+// Every unary primitive, declared once (constructed on first use or by declare_unary_ops()).
+struct UnaryPrims {
+  Primitive<> neg = unary_primitive("neg", UnaryOp::Neg, kX, [](const Tensor& v, const Tensor&) { return scalar_like(v, -1.0); });
+  Primitive<> exp = unary_primitive("exp", UnaryOp::Exp, kY, [](const Tensor&, const Tensor& y) { return y; });
+  Primitive<> log = unary_primitive("log", UnaryOp::Log, kX, [](const Tensor& v, const Tensor&) { return 1.0 / v; });
+  Primitive<> sin = unary_primitive("sin", UnaryOp::Sin, kX, [](const Tensor& v, const Tensor&) { return ember::cos(v); });
+  Primitive<> cos = unary_primitive("cos", UnaryOp::Cos, kX, [](const Tensor& v, const Tensor&) { return -ember::sin(v); });
+  Primitive<> tanh = unary_primitive("tanh", UnaryOp::Tanh, kY, [](const Tensor&, const Tensor& y) { return 1.0 - y * y; });
+  Primitive<> sigmoid =
+      unary_primitive("sigmoid", UnaryOp::Sigmoid, kY, [](const Tensor&, const Tensor& y) { return y * (1.0 - y); });
   // The mask is a constant: relu's second derivative is zero almost everywhere.
-  return unary("relu", UnaryOp::Relu, x,
-               [](const Tensor& v, const Tensor&) { return gt(v.detach(), scalar_like(v, 0.0)); });
-}
-Tensor sqrt(const Tensor& x) {
-  return unary("sqrt", UnaryOp::Sqrt, x, [](const Tensor&, const Tensor& y) { return 0.5 / y; });
-}
-Tensor erf(const Tensor& x) {
-  return unary("erf", UnaryOp::Erf, x,
-               [](const Tensor& v, const Tensor&) { return kTwoOverSqrtPi * exp(-(v * v)); });
-}
-Tensor abs(const Tensor& x) {
-  return unary("abs", UnaryOp::Abs, x, [](const Tensor& v, const Tensor&) { return unary_kernel(UnaryOp::Sign, v.detach()); });
-}
-Tensor square(const Tensor& x) {
-  return unary("square", UnaryOp::Square, x, [](const Tensor& v, const Tensor&) { return 2.0 * v; });
-}
-Tensor gelu(const Tensor& x, bool tanh_approximation) {
-  if (!tanh_approximation) {
-    // d/dx x*Phi(x) = Phi(x) + x*phi(x)
-    return unary("gelu", UnaryOp::Gelu, x, [](const Tensor& v, const Tensor&) {
-      return 0.5 * (1.0 + erf(v * kInvSqrt2)) + v * (kInvSqrt2Pi * exp(-0.5 * (v * v)));
-    });
-  }
+  Primitive<> relu = unary_primitive("relu", UnaryOp::Relu, kX,
+                                     [](const Tensor& v, const Tensor&) { return gt(v.detach(), scalar_like(v, 0.0)); });
+  Primitive<> sqrt = unary_primitive("sqrt", UnaryOp::Sqrt, kY, [](const Tensor&, const Tensor& y) { return 0.5 / y; });
+  Primitive<> erf = unary_primitive("erf", UnaryOp::Erf, kX,
+                                    [](const Tensor& v, const Tensor&) { return kTwoOverSqrtPi * ember::exp(-(v * v)); });
+  Primitive<> abs = unary_primitive("abs", UnaryOp::Abs, kX,
+                                    [](const Tensor& v, const Tensor&) { return unary_kernel(UnaryOp::Sign, v.detach()); });
+  Primitive<> square = unary_primitive("square", UnaryOp::Square, kX, [](const Tensor& v, const Tensor&) { return 2.0 * v; });
+  // d/dx x*Phi(x) = Phi(x) + x*phi(x)
+  Primitive<> gelu = unary_primitive("gelu", UnaryOp::Gelu, kX, [](const Tensor& v, const Tensor&) {
+    return 0.5 * (1.0 + ember::erf(v * kInvSqrt2)) + v * (kInvSqrt2Pi * ember::exp(-0.5 * (v * v)));
+  });
   // y = x/2 (1 + tanh u), u = c (x + 0.044715 x^3): dy/dx = (1 + tanh u)/2 + x/2 (1 - tanh^2 u) u'
-  return unary("gelu_tanh", UnaryOp::GeluTanh, x, [](const Tensor& v, const Tensor&) {
-    Tensor th = tanh(kSqrt2OverPi * (v + 0.044715 * (v * v * v)));
+  Primitive<> gelu_tanh = unary_primitive("gelu_tanh", UnaryOp::GeluTanh, kX, [](const Tensor& v, const Tensor&) {
+    Tensor th = ember::tanh(kSqrt2OverPi * (v + 0.044715 * (v * v * v)));
     Tensor du = kSqrt2OverPi * (1.0 + (3 * 0.044715) * (v * v));
     return 0.5 * (1.0 + th) + 0.5 * v * (1.0 - th * th) * du;
   });
+};
+
+const UnaryPrims& prims() {
+  static const UnaryPrims p;
+  return p;
+}
+
+Tensor apply(const Primitive<>& p, const Tensor& x) {
+  const char* name = p.info().node_name;
+  EMBER_CHECK(x.defined(), name, ": input is undefined");
+  EMBER_CHECK(is_floating(x.dtype()), name, ": expected a float32 or float64 tensor, got ", x.dtype(),
+              to_string(x.shape()), " (convert with .to(DType::Float32))");
+  return p({x});
+}
+
+}  // namespace
+
+void declare_unary_ops() { prims(); }
+
+Tensor neg(const Tensor& x) { return apply(prims().neg, x); }
+Tensor exp(const Tensor& x) { return apply(prims().exp, x); }
+Tensor log(const Tensor& x) { return apply(prims().log, x); }
+Tensor sin(const Tensor& x) { return apply(prims().sin, x); }
+Tensor cos(const Tensor& x) { return apply(prims().cos, x); }
+Tensor tanh(const Tensor& x) { return apply(prims().tanh, x); }
+Tensor sigmoid(const Tensor& x) { return apply(prims().sigmoid, x); }
+Tensor relu(const Tensor& x) { return apply(prims().relu, x); }
+Tensor sqrt(const Tensor& x) { return apply(prims().sqrt, x); }
+Tensor erf(const Tensor& x) { return apply(prims().erf, x); }
+Tensor abs(const Tensor& x) { return apply(prims().abs, x); }
+Tensor square(const Tensor& x) { return apply(prims().square, x); }
+Tensor gelu(const Tensor& x, bool tanh_approximation) {
+  return apply(tanh_approximation ? prims().gelu_tanh : prims().gelu, x);
 }
 
 }  // namespace ember

@@ -3,7 +3,8 @@
 // (w.r.t. g) is embedding again, so gradients of gradients stay within these two primitives.
 #include "ops/embedding/embedding.h"
 
-#include "framework/autograd/trace.h"
+#include "framework/autograd/primitive.h"
+#include "ops/op_list.h"
 #include "ops/embedding/cpu/embedding_kernels.h"
 
 namespace ember {
@@ -39,22 +40,53 @@ Tensor embedding_backward_kernel(const Tensor& g, const Tensor& ids, int64_t v) 
   return cpu::embedding_backward(g, ids, v);
 }
 
+// Input 1 (the ids) carries no gradient in either primitive.
+struct EmbeddingBackwardAttrs {
+  int64_t num_embeddings;
+};
+
+struct EmbeddingPrims {
+  Primitive<> embedding =
+      Primitive<>("embedding")
+          .cpu([](const Args& a, const NoAttrs&) { return embedding_kernel(a[0], a[1]); })
+          .cuda([](const Args& a, const NoAttrs&) { return embedding_kernel(a[0], a[1]); })
+          .saves({1}, false)
+          .vjp([](const Tensor& g, const OpCall<>& c) {
+            return Grads{ember::embedding_backward(g, c.in[1], c.in_shape(0)[0]), Tensor()};
+          })
+          .jvp([](const Args& t, const OpCall<>& c) { return ember::embedding(t[0], c.in[1]); });
+  Primitive<EmbeddingBackwardAttrs> embedding_backward =
+      Primitive<EmbeddingBackwardAttrs>("embedding_backward")
+          .cpu([](const Args& a, const EmbeddingBackwardAttrs& at) {
+            return embedding_backward_kernel(a[0], a[1], at.num_embeddings);
+          })
+          .cuda([](const Args& a, const EmbeddingBackwardAttrs& at) {
+            return embedding_backward_kernel(a[0], a[1], at.num_embeddings);
+          })
+          .saves({1}, false)
+          .vjp([](const Tensor& gg, const OpCall<EmbeddingBackwardAttrs>& c) {
+            return Grads{ember::embedding(gg, c.in[1]), Tensor()};
+          })
+          .jvp([](const Args& t, const OpCall<EmbeddingBackwardAttrs>& c) {
+            return ember::embedding_backward(t[0], c.in[1], c.attrs.num_embeddings);
+          });
+};
+
+const EmbeddingPrims& prims() {
+  static const EmbeddingPrims p;
+  return p;
+}
+
 }  // namespace
+
+void declare_embedding_ops() { prims(); }
 
 Tensor embedding(const Tensor& weight, const Tensor& ids_in) {
   EMBER_CHECK(weight.defined(), "embedding: weight is undefined");
   EMBER_CHECK(is_floating(weight.dtype()) && weight.dim() == 2, "embedding: weight must be a 2-d float tensor (V, D), got ",
               weight.dtype(), to_string(weight.shape()));
   check_ids("embedding", ids_in, weight);
-  Tensor ids = ids_in.detach();
-  int64_t v = weight.size(0);
-  auto r = autograd::record(
-      "embedding", {weight}, [&](const autograd::Args& a) { return embedding(a[0], ids); },
-      [&](const Tensor&, const autograd::Args&) -> autograd::VjpFn {
-        return [ids, v](const Tensor& g, int) { return embedding_backward(g, ids, v); };
-      },
-      [&](const autograd::Args& t, const Tensor&, const autograd::Args&) { return embedding(t[0], ids); });
-  return r ? *r : embedding_kernel(weight, ids);
+  return prims().embedding({weight, ids_in.detach()});
 }
 
 Tensor embedding_backward(const Tensor& g, const Tensor& ids_in, int64_t num_embeddings) {
@@ -66,17 +98,7 @@ Tensor embedding_backward(const Tensor& g, const Tensor& ids_in, int64_t num_emb
   EMBER_CHECK(g.dim() == ids_in.dim() + 1 && g.shape() == want, "embedding_backward: g has shape ",
               to_string(g.shape()), " but ids of shape ", to_string(ids_in.shape()), " need ids.shape + (D)");
   EMBER_CHECK(num_embeddings >= 0, "embedding_backward: num_embeddings must be >= 0, got ", num_embeddings);
-  Tensor ids = ids_in.detach();
-  auto r = autograd::record(
-      "embedding_backward", {g},
-      [&](const autograd::Args& a) { return embedding_backward(a[0], ids, num_embeddings); },
-      [&](const Tensor&, const autograd::Args&) -> autograd::VjpFn {
-        return [ids](const Tensor& gg, int) { return embedding(gg, ids); };
-      },
-      [&](const autograd::Args& t, const Tensor&, const autograd::Args&) {
-        return embedding_backward(t[0], ids, num_embeddings);
-      });
-  return r ? *r : embedding_backward_kernel(g, ids, num_embeddings);
+  return prims().embedding_backward({g, ids_in.detach()}, EmbeddingBackwardAttrs{num_embeddings});
 }
 
 }  // namespace ember

@@ -1,6 +1,7 @@
 #include "ops/linear/linear.h"
 
-#include "framework/autograd/trace.h"
+#include "framework/autograd/primitive.h"
+#include "ops/op_list.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/matmul/matmul.h"
 #include "ops/reduce/reduce.h"
@@ -26,6 +27,14 @@ void check_args(const Tensor& x, const Tensor& w, const Tensor& b) {
   }
 }
 
+// x as a matrix of rows: its leading dims flattened. Spelled out rather than reshape({-1, d}),
+// which cannot infer the -1 when d is 0.
+Shape as_rows(const Tensor& x) {
+  int64_t rows = 1;
+  for (int64_t i = 0; i + 1 < x.dim(); ++i) rows *= x.size(i);
+  return {rows, x.size(-1)};
+}
+
 Shape out_shape(const Tensor& x, const Tensor& w) {
   Shape s = x.shape();
   s.back() = w.size(0);
@@ -34,7 +43,7 @@ Shape out_shape(const Tensor& x, const Tensor& w) {
 
 // Raw values: one matmul, then the bias added in place (the result is fresh and contiguous).
 Tensor linear_kernel(const Tensor& x, const Tensor& w, const Tensor& b) {
-  Tensor x2 = x.reshape({-1, x.size(-1)});
+  Tensor x2 = x.reshape(as_rows(x));
   Tensor y = matmul(x2, w.t());
   if (b.defined()) {
     if (y.device() == Device::CPU) {
@@ -53,32 +62,40 @@ Tensor linear_kernel(const Tensor& x, const Tensor& w, const Tensor& b) {
   return y.reshape(out_shape(x, w));
 }
 
+// x for the weight's gradient, W for x's; the bias's needs neither.
+const Primitive<>& linear_op() {
+  static const Primitive<> p =
+      Primitive<>("linear")
+          .cpu([](const Args& a, const NoAttrs&) { return linear_kernel(a[0], a[1], a.size() > 2 ? a[2] : Tensor()); })
+          .cuda([](const Args& a, const NoAttrs&) { return linear_kernel(a[0], a[1], a.size() > 2 ? a[2] : Tensor()); })
+          .saves({0, 1}, false)
+          .vjp([](const Tensor& g, const OpCall<>& c) {
+            const Tensor &x = c.in[0], &w = c.in[1];
+            Tensor g2 = g.reshape(as_rows(g));
+            Grads out(c.in.size());
+            if (c.needs(0)) out[0] = matmul(g2, w).reshape(x.shape());
+            if (c.needs(1)) out[1] = matmul(g2.t(), x.reshape(as_rows(x)));
+            if (out.size() > 2 && c.needs(2)) out[2] = sum(g2, {0});
+            return out;
+          })
+          .jvp([](const Args& t, const OpCall<>& c) {
+            Tensor out;
+            auto acc = [&](const Tensor& v) { out = out.defined() ? out + v : v; };
+            if (t[0].defined()) acc(linear(t[0], c.in[1]));
+            if (t[1].defined()) acc(linear(c.in[0], t[1]));
+            if (t.size() > 2 && t[2].defined()) out = out.defined() ? out + t[2] : expand(t[2], c.out.shape());
+            return out;
+          });
+  return p;
+}
+
 }  // namespace
+
+void declare_linear_ops() { linear_op(); }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   check_args(x, weight, bias);
-  autograd::Args args = bias.defined() ? autograd::Args{x, weight, bias} : autograd::Args{x, weight};
-  auto r = autograd::record(
-      "linear", args,
-      [&](const autograd::Args& a) { return linear(a[0], a[1], a.size() > 2 ? a[2] : Tensor()); },
-      [&](const Tensor&, const autograd::Args& a) -> autograd::VjpFn {
-        // x for the weight's gradient, W for x's; the bias's needs neither.
-        return [x = a[0], w = a[1]](const Tensor& g, int i) {
-          Tensor g2 = g.reshape({-1, g.size(-1)});
-          if (i == 0) return matmul(g2, w).reshape(x.shape());
-          if (i == 1) return matmul(g2.t(), x.reshape({-1, x.size(-1)}));
-          return sum(g2, {0});
-        };
-      },
-      [&](const autograd::Args& t, const Tensor& ans, const autograd::Args& a) {
-        Tensor out;
-        auto acc = [&](const Tensor& v) { out = out.defined() ? out + v : v; };
-        if (t[0].defined()) acc(linear(t[0], a[1]));
-        if (t[1].defined()) acc(linear(a[0], t[1]));
-        if (t.size() > 2 && t[2].defined()) out = out.defined() ? out + t[2] : expand(t[2], ans.shape());
-        return out;
-      });
-  return r ? *r : linear_kernel(x, weight, bias);
+  return linear_op()(bias.defined() ? Args{x, weight, bias} : Args{x, weight});
 }
 
 }  // namespace ember

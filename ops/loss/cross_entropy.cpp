@@ -3,7 +3,8 @@
 // softmax is itself a differentiable primitive, so grad of grad (Hessian-vector products) works.
 #include "ops/loss/cross_entropy.h"
 
-#include "framework/autograd/trace.h"
+#include "framework/autograd/primitive.h"
+#include "ops/op_list.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/loss/cpu/cross_entropy_kernels.h"
 #include "ops/reduce/reduce.h"
@@ -52,26 +53,34 @@ Tensor loss_gradient(const Tensor& logits, const Tensor& targets) {
   return (softmax(logits, -1) - y) / double(targets.numel());
 }
 
+// Input 1 (the class indices) carries no gradient. First-order CPU gradients take one fused pass;
+// otherwise the Ember-op form, which can be differentiated again (Hessian-vector products).
+const Primitive<>& cross_entropy_op() {
+  static const Primitive<> p =
+      Primitive<>("cross_entropy")
+          .cpu([](const Args& a, const NoAttrs&) { return cross_entropy_kernel(a[0], a[1]); })
+          .cuda([](const Args& a, const NoAttrs&) { return cross_entropy_kernel(a[0], a[1]); })
+          .saves({0, 1}, false)
+          .vjp([](const Tensor& g, const OpCall<>& c) {
+            return Grads{c.needs(0) ? loss_gradient(c.in[0], c.in[1]) * g : Tensor(), Tensor()};
+          })
+          .fused_vjp(Device::CPU,
+                     [](const Tensor& g, const OpCall<>& c) {
+                       const Tensor &logits = c.in[0], &targets = c.in[1];
+                       return Grads{cpu::cross_entropy_backward(logits, targets, g.item() / double(targets.numel())),
+                                    Tensor()};
+                     })
+          .jvp([](const Args& t, const OpCall<>& c) { return sum(loss_gradient(c.in[0], c.in[1]) * t[0]); });
+  return p;
+}
+
 }  // namespace
 
-Tensor cross_entropy(const Tensor& logits, const Tensor& targets_in) {
-  check_args(logits, targets_in);
-  Tensor targets = targets_in.detach();  // class indices carry no gradient
-  auto r = autograd::record(
-      "cross_entropy", {logits}, [&](const autograd::Args& a) { return cross_entropy(a[0], targets); },
-      [&](const Tensor&, const autograd::Args& a) -> autograd::VjpFn {
-        return [logits = a[0], targets](const Tensor& g, int) {
-          // First-order CPU gradients: one fused pass; otherwise the Ember-op form, which can be
-          // differentiated again (Hessian-vector products).
-          if (logits.device() == Device::CPU && g.device() == Device::CPU && !autograd::any_traced({&logits, &g}))
-            return cpu::cross_entropy_backward(logits, targets, g.item() / double(targets.numel()));
-          return loss_gradient(logits, targets) * g;
-        };
-      },
-      [&](const autograd::Args& t, const Tensor&, const autograd::Args& a) {
-        return sum(loss_gradient(a[0], targets) * t[0]);
-      });
-  return r ? *r : cross_entropy_kernel(logits, targets);
+void declare_loss_ops() { cross_entropy_op(); }
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets) {
+  check_args(logits, targets);
+  return cross_entropy_op()({logits, targets.detach()});
 }
 
 }  // namespace ember

@@ -2,7 +2,8 @@
 // variant, and the VJP/JVP (one formula for every device and variant).
 #include "ops/matmul/matmul.h"
 
-#include "framework/autograd/trace.h"
+#include "framework/autograd/primitive.h"
+#include "ops/op_list.h"
 #include "framework/strided.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/matmul/cpu/kernels.h"
@@ -87,30 +88,68 @@ Tensor matmul_cpu(const Tensor& a, const Tensor& b, const Shape& batch, const Ma
   return out;
 }
 
-Tensor matmul_nd(const Tensor& a, const Tensor& b, const MatmulOptions& opt) {
-  auto r = autograd::record(
-      "matmul", {a, b}, [&](const autograd::Args& x) { return matmul_nd(x[0], x[1], opt); },
-      [&](const Tensor&, const autograd::Args& x) -> autograd::VjpFn {
-        return [a = x[0], b = x[1], opt](const Tensor& g, int i) {
-          return i == 0 ? sum_to(matmul(g, b.transpose(-2, -1), opt), a.shape())
-                        : sum_to(matmul(a.transpose(-2, -1), g, opt), b.shape());
-        };
-      },
-      [&](const autograd::Args& t, const Tensor& ans, const autograd::Args& x) {
-        Tensor out;
-        if (t[0].defined()) out = matmul(t[0], x[1], opt);
-        if (t[1].defined()) out = out.defined() ? out + matmul(x[0], t[1], opt) : matmul(x[0], t[1], opt);
-        return out.shape() == ans.shape() ? out : out.expand(ans.shape());
-      });
-  if (r) return *r;
+// The kernel of one variant (opt.impl) on raw operands of at least 2 dims.
+Tensor matmul_run(const Tensor& a, const Tensor& b, MatmulOptions o) {
   Shape abatch(a.shape().begin(), a.shape().end() - 2), bbatch(b.shape().begin(), b.shape().end() - 2);
   Shape batch = broadcast_shapes(abatch, bbatch, "matmul");
-  MatmulOptions o = opt;
-  if (o.impl == MatmulImpl::Auto) o.impl = default_matmul_impl();
 #ifdef EMBER_CUDA
   if (a.device() == Device::CUDA) return cuda::matmul(a, b, batch, o);
 #endif
   return matmul_cpu(a, b, batch, o);
+}
+
+using MatmulOp = Primitive<MatmulOptions>;
+
+// Every variant the build has, by device: a study or a test selects one by name (opt.impl, a
+// MatmulImplGuard, or a ScopedVariant), and Auto picks the fastest of Ember's own.
+MatmulOp matmul_primitive() {
+  auto with = [](MatmulImpl impl) {
+    return [impl](const Args& x, const MatmulOptions& opt) {
+      MatmulOptions o = opt;
+      o.impl = impl;
+      return KernelOut(matmul_run(x[0], x[1], o));
+    };
+  };
+  auto auto_kernel = [](const Args& x, const MatmulOptions& opt) {
+    MatmulOptions o = opt;
+    o.impl = MatmulImpl::Auto;
+    return KernelOut(matmul_run(x[0], x[1], o));
+  };
+  MatmulOp p("matmul");
+  p.cpu(auto_kernel).cuda(auto_kernel);
+  for (MatmulImpl i : {MatmulImpl::Naive, MatmulImpl::Blocked, MatmulImpl::Packed}) p.variant(Device::CPU, name(i), with(i));
+#ifdef EMBER_BLAS_PEER
+  p.variant(Device::CPU, name(MatmulImpl::Blas), with(MatmulImpl::Blas));
+#endif
+#ifdef EMBER_CUDA
+  for (MatmulImpl i : {MatmulImpl::Naive, MatmulImpl::Tiled, MatmulImpl::RegisterTiled, MatmulImpl::Cublas,
+                       MatmulImpl::CublasTF32})
+    p.variant(Device::CUDA, name(i), with(i));
+#endif
+  p.choose([](const Args&, const MatmulOptions& opt) -> const char* {
+     MatmulImpl impl = opt.impl == MatmulImpl::Auto ? default_matmul_impl() : opt.impl;
+     return impl == MatmulImpl::Auto ? nullptr : name(impl);
+   })
+      .vjp([](const Tensor& g, const OpCall<MatmulOptions>& c) {
+        const Tensor &a = c.in[0], &b = c.in[1];
+        Grads out(2);
+        if (c.needs(0)) out[0] = sum_to(matmul(g, b.transpose(-2, -1), c.attrs), a.shape());
+        if (c.needs(1)) out[1] = sum_to(matmul(a.transpose(-2, -1), g, c.attrs), b.shape());
+        return out;
+      })
+      .jvp([](const Args& t, const OpCall<MatmulOptions>& c) {
+        Tensor out;
+        if (t[0].defined()) out = matmul(t[0], c.in[1], c.attrs);
+        if (t[1].defined()) out = out.defined() ? out + matmul(c.in[0], t[1], c.attrs) : matmul(c.in[0], t[1], c.attrs);
+        return out.shape() == c.out.shape() ? out : out.expand(c.out.shape());
+      })
+      .saves({0, 1}, false);
+  return p;
+}
+
+const MatmulOp& matmul_op() {
+  static const MatmulOp p = matmul_primitive();
+  return p;
 }
 
 }  // namespace
@@ -127,7 +166,9 @@ Tensor matmul(const Tensor& a, const Tensor& b, const MatmulOptions& opt) {
   if (b.dim() == 1) return matmul(a, b.unsqueeze(-1), opt).squeeze(-1);
   EMBER_CHECK(a.size(-1) == b.size(-2), "matmul: inner dimensions differ, ", to_string(a.shape()), " @ ",
               to_string(b.shape()), " (", a.size(-1), " vs ", b.size(-2), ")");
-  return matmul_nd(a, b, opt);
+  return matmul_op()({a, b}, opt);
 }
+
+void declare_matmul_ops() { matmul_op(); }
 
 }  // namespace ember

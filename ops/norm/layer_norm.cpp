@@ -1,15 +1,17 @@
 // layer_norm: checks, dispatch, and the VJP/JVP. With xhat = (x - mean) * rstd and gw = g * weight,
 //   dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)),  dweight = sum(g * xhat),  dbias = sum(g)
-// (means over the last dim, sums over every other). The rules are written with Ember ops; when x is
-// itself traced one level down (grad of grad), mean and rstd are recomputed with Ember ops too so
-// that their dependence on x is differentiated; otherwise the kernel's row statistics are reused,
-// and first-order gradients on the CPU run the same formulas as fused kernels (cpu/layer_norm_kernels.h).
+// (means over the last dim, sums over every other). The kernel saves its row statistics (mean, rstd)
+// as extras. The rules are written with Ember ops; when x is itself traced one level down (grad of
+// grad), mean and rstd are recomputed with Ember ops so that their dependence on x is
+// differentiated; otherwise the saved statistics are reused, and first-order gradients on the CPU
+// run the same formulas as fused kernels (cpu/layer_norm_kernels.h).
 #include "ops/norm/layer_norm.h"
 
 #include <memory>
 #include <optional>
 
-#include "framework/autograd/trace.h"
+#include "framework/autograd/primitive.h"
+#include "ops/op_list.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/norm/cpu/layer_norm_kernels.h"
 #include "ops/reduce/reduce.h"
@@ -67,55 +69,71 @@ Tensor xhat_jacobian_times(const Normalised& n, const Tensor& v) {
   return n.rstd * (v - mean(v, {-1}, true) - n.xhat * mean(v * n.xhat, {-1}, true));
 }
 
+struct LayerNormAttrs {
+  double eps;
+};
+using LayerNormCall = OpCall<LayerNormAttrs>;
+
+KernelOut kernel(const Args& a, const LayerNormAttrs& at) {
+  Tensor mean, rstd;
+  Tensor y = layer_norm_kernel(a[0], a[1], a[2], at.eps, &mean, &rstd);
+  return {y, {mean, rstd}};
+}
+
+// xhat and rstd for the rules: from the saved statistics, or as Ember ops of x when x is traced.
+Normalised stats(const LayerNormCall& c) {
+  const Tensor& x = c.in[0];
+  if (x.is_traced()) return normalise(x, c.attrs.eps);
+  return Normalised{(x - c.extras[0]) * c.extras[1], c.extras[1]};
+}
+
+const Primitive<LayerNormAttrs>& layer_norm_op() {
+  static const Primitive<LayerNormAttrs> p =
+      Primitive<LayerNormAttrs>("layer_norm")
+          .cpu(kernel)
+          .cuda(kernel)
+          .saves({0, 1}, false)
+          .vjp([](const Tensor& g, const LayerNormCall& c) {
+            const Tensor &x = c.in[0], &w = c.in[1];
+            const Shape d = {x.size(-1)};
+            Normalised n = stats(c);
+            Grads out(3);
+            if (c.needs(0)) out[0] = xhat_jacobian_times(n, w.defined() ? g * w : g);
+            if (c.needs(1)) out[1] = sum_to(g * n.xhat, d);
+            if (c.needs(2)) out[2] = sum_to(g, d);
+            return out;
+          })
+          .fused_vjp(Device::CPU,
+                     [](const Tensor& g, const LayerNormCall& c) {
+                       const Tensor &x = c.in[0], &w = c.in[1], &mean = c.extras[0], &rstd = c.extras[1];
+                       Grads out(3);
+                       if (c.needs(0)) out[0] = cpu::layer_norm_backward_input(x, mean, rstd, w, g);
+                       if (c.needs(1)) out[1] = cpu::layer_norm_backward_weight(x, mean, rstd, g);
+                       if (c.needs(2)) out[2] = sum_to(g, {x.size(-1)});
+                       return out;
+                     })
+          .jvp([](const Args& t, const LayerNormCall& c) {
+            Normalised n = stats(c);
+            Tensor out;
+            auto add_term = [&](const Tensor& v) { out = out.defined() ? out + v : v; };
+            if (t[0].defined()) {
+              Tensor dxhat = xhat_jacobian_times(n, t[0]);
+              add_term(c.in[1].defined() ? dxhat * c.in[1] : dxhat);
+            }
+            if (t[1].defined()) add_term(n.xhat * t[1]);
+            if (t[2].defined()) add_term(t[2]);
+            return out.shape() == c.out.shape() ? out : out.expand(c.out.shape());
+          });
+  return p;
+}
+
 }  // namespace
+
+void declare_norm_ops() { layer_norm_op(); }
 
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
   check_args(x, weight, bias, eps);
-  Tensor saved_mean, saved_rstd;  // filled when the kernel runs directly below this trace level
-  auto stats = [&](const autograd::Args& a) {
-    if (saved_mean.defined()) return Normalised{(a[0] - saved_mean) * saved_rstd, saved_rstd};
-    return normalise(a[0], eps);
-  };
-  auto r = autograd::record(
-      "layer_norm", {x, weight, bias},
-      [&](const autograd::Args& a) {
-        if (autograd::detail::top_trace(a) == 0 && autograd::grad_enabled())
-          return layer_norm_kernel(a[0], a[1], a[2], eps, &saved_mean, &saved_rstd);
-        return layer_norm(a[0], a[1], a[2], eps);
-      },
-      [&](const Tensor&, const autograd::Args& a) -> autograd::VjpFn {
-        // xhat is formed (once, shared by the three inputs' rules) only when the Ember-op form
-        // runs: on the GPU, or when the gradient is differentiated again. First-order CPU
-        // gradients take the fused kernels from the saved statistics instead.
-        auto composite = std::make_shared<std::optional<Normalised>>();
-        return [x = a[0], w = a[1], mean = saved_mean, rstd = saved_rstd, eps, composite](const Tensor& g, int i) {
-          const Shape d = {x.size(-1)};
-          if (mean.defined() && x.device() == Device::CPU && g.device() == Device::CPU && g.shape() == x.shape() &&
-              g.dtype() == x.dtype() && !autograd::any_traced({&x, &w, &g})) {
-            if (i == 0) return cpu::layer_norm_backward_input(x, mean, rstd, w, g);
-            if (i == 1) return cpu::layer_norm_backward_weight(x, mean, rstd, g);
-            return sum_to(g, d);
-          }
-          if (!*composite) *composite = mean.defined() ? Normalised{(x - mean) * rstd, rstd} : normalise(x, eps);
-          const Normalised& n = **composite;
-          if (i == 0) return xhat_jacobian_times(n, w.defined() ? g * w : g);
-          if (i == 1) return sum_to(g * n.xhat, d);
-          return sum_to(g, d);
-        };
-      },
-      [&](const autograd::Args& t, const Tensor& y, const autograd::Args& a) {
-        Normalised n = stats(a);
-        Tensor out;
-        auto add_term = [&](const Tensor& v) { out = out.defined() ? out + v : v; };
-        if (t[0].defined()) {
-          Tensor dxhat = xhat_jacobian_times(n, t[0]);
-          add_term(a[1].defined() ? dxhat * a[1] : dxhat);
-        }
-        if (t[1].defined()) add_term(n.xhat * t[1]);
-        if (t[2].defined()) add_term(t[2]);
-        return out.shape() == y.shape() ? out : out.expand(y.shape());
-      });
-  return r ? *r : layer_norm_kernel(x, weight, bias, eps, nullptr, nullptr);
+  return layer_norm_op()({x, weight, bias}, LayerNormAttrs{eps});
 }
 
 }  // namespace ember

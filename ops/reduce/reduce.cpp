@@ -4,7 +4,8 @@
 #include <limits>
 #include <vector>
 
-#include "framework/autograd/trace.h"
+#include "framework/autograd/primitive.h"
+#include "ops/op_list.h"
 #include "framework/parallel.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/reduce/reduce.h"
@@ -130,19 +131,71 @@ Tensor sum_kernel(const Tensor& x, const Shape& dims, bool keepdim) {
   return cur.reshape(reduced_shape(x.shape(), dims, keepdim));
 }
 
+struct ReduceAttrs {
+  Shape dims;  // sorted, wrapped
+  bool keepdim;
+};
+
+std::pair<Tensor, Tensor> max_kernel(const Tensor& x_in, int64_t d, const char* op);
+#ifdef EMBER_CUDA
+Tensor max_cuda(const Tensor& x_in, int64_t d, bool want_index, const char* op);
+#endif
+
+Tensor max_values(const Tensor& x, const ReduceAttrs& a) {
+  int64_t d = a.dims[0];
+#ifdef EMBER_CUDA
+  Tensor v = x.device() == Device::CUDA ? max_cuda(x, d, false, "max") : max_kernel(x, d, "max").first;
+#else
+  Tensor v = max_kernel(x, d, "max").first;
+#endif
+  return a.keepdim ? v : v.squeeze(d);
+}
+
+// Ties share max's gradient equally; the mask is a constant.
+Tensor max_share(const Tensor& x, const Tensor& ans, const ReduceAttrs& a) {
+  int64_t d = a.dims[0];
+  Tensor m = a.keepdim ? ans : ans.unsqueeze(d);
+  Tensor mask = eq(x.detach(), m.detach().expand(x.shape()));
+  return mask / sum(mask, {d}, true);
+}
+
+using ReduceOp = Primitive<ReduceAttrs>;
+using ReduceCall = OpCall<ReduceAttrs>;
+
+struct ReducePrims {
+  ReduceOp sum = ReduceOp("sum")
+                     .cpu([](const Args& x, const ReduceAttrs& a) { return sum_kernel(x[0], a.dims, a.keepdim); })
+                     .cuda([](const Args& x, const ReduceAttrs& a) { return sum_kernel(x[0], a.dims, a.keepdim); })
+                     .dtypes({DType::Float32, DType::Float64, DType::Int64})
+                     .saves({}, false)
+                     .vjp([](const Tensor& g, const ReduceCall& c) {
+                       const Shape& in = c.in_shape(0);
+                       return Grads{expand(reshape(g, reduced_shape(in, c.attrs.dims, true)), in)};
+                     })
+                     .jvp([](const Args& t, const ReduceCall& c) { return ember::sum(t[0], c.attrs.dims, c.attrs.keepdim); });
+  ReduceOp max = ReduceOp("max")
+                     .cpu([](const Args& x, const ReduceAttrs& a) { return max_values(x[0], a); })
+                     .cuda([](const Args& x, const ReduceAttrs& a) { return max_values(x[0], a); })
+                     .vjp([](const Tensor& g, const ReduceCall& c) {
+                       return Grads{(c.attrs.keepdim ? g : g.unsqueeze(c.attrs.dims[0])) * max_share(c.in[0], c.out, c.attrs)};
+                     })
+                     .jvp([](const Args& t, const ReduceCall& c) {
+                       return ember::sum(t[0] * max_share(c.in[0], c.out, c.attrs), c.attrs.dims, c.attrs.keepdim);
+                     });
+};
+
+const ReducePrims& prims() {
+  static const ReducePrims p;
+  return p;
+}
+
 }  // namespace
+
+void declare_reduce_ops() { prims(); }
 
 Tensor sum(const Tensor& x, const Shape& dims_in, bool keepdim) {
   EMBER_CHECK(x.defined(), "sum: input is undefined");
-  Shape dims = normalize_dims(dims_in, x.dim(), "sum");
-  Shape in = x.shape();
-  auto r = autograd::record(
-      "sum", {x}, [&](const autograd::Args& a) { return sum(a[0], dims, keepdim); },
-      [&](const Tensor&, const autograd::Args&) -> autograd::VjpFn {
-        return [in, dims](const Tensor& g, int) { return expand(reshape(g, reduced_shape(in, dims, true)), in); };
-      },
-      [&](const autograd::Args& t, const Tensor&, const autograd::Args&) { return sum(t[0], dims, keepdim); });
-  return r ? *r : sum_kernel(x, dims, keepdim);
+  return prims().sum({x}, ReduceAttrs{normalize_dims(dims_in, x.dim(), "sum"), keepdim});
 }
 
 Tensor mean(const Tensor& x, const Shape& dims_in, bool keepdim) {
@@ -173,10 +226,10 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
 
 namespace {
 // Max and argmax along one dim, as (values keepdim, indices keepdim).
-std::pair<Tensor, Tensor> max_kernel(const Tensor& x_in, int64_t d) {
+std::pair<Tensor, Tensor> max_kernel(const Tensor& x_in, int64_t d, const char* op = "max") {
   Tensor x = x_in.contiguous();
   const Shape& s = x.shape();
-  EMBER_CHECK(s[size_t(d)] > 0, "max: cannot take the max over an empty dimension of shape ", to_string(s));
+  EMBER_CHECK(s[size_t(d)] > 0, op, ": cannot take the max over an empty dimension of shape ", to_string(s));
   int64_t outer = 1, r = s[size_t(d)], inner = 1;
   for (int64_t i = 0; i < d; ++i) outer *= s[size_t(i)];
   for (int64_t i = d + 1; i < int64_t(s.size()); ++i) inner *= s[size_t(i)];
@@ -210,10 +263,10 @@ std::pair<Tensor, Tensor> max_kernel(const Tensor& x_in, int64_t d) {
 }
 #ifdef EMBER_CUDA
 // Max values or argmax indices along d of a CUDA tensor, keepdim shape.
-Tensor max_cuda(const Tensor& x_in, int64_t d, bool want_index) {
+Tensor max_cuda(const Tensor& x_in, int64_t d, bool want_index, const char* op = "max") {
   Tensor x = x_in.contiguous();
   const Shape& s = x.shape();
-  EMBER_CHECK(s[size_t(d)] > 0, "max: cannot take the max over an empty dimension of shape ", to_string(s));
+  EMBER_CHECK(s[size_t(d)] > 0, op, ": cannot take the max over an empty dimension of shape ", to_string(s));
   int64_t outer = 1, r = s[size_t(d)], inner = 1;
   for (int64_t i = 0; i < d; ++i) outer *= s[size_t(i)];
   for (int64_t i = d + 1; i < int64_t(s.size()); ++i) inner *= s[size_t(i)];
@@ -228,33 +281,15 @@ Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
   EMBER_CHECK(x.defined(), "max: input is undefined");
   int64_t d = wrap_dim(dim, x.dim(), "max");
   if (x.dim() == 0) return x;
-  auto r = autograd::record(
-      "max", {x}, [&](const autograd::Args& a) { return max(a[0], d, keepdim); },
-      [&](const Tensor& ans, const autograd::Args& a) -> autograd::VjpFn {
-        // Ties share the gradient equally; the mask is a constant.
-        Tensor m = keepdim ? ans : ans.unsqueeze(d);
-        Tensor mask = eq(a[0].detach(), m.detach().expand(a[0].shape()));
-        Tensor share = mask / sum(mask, {d}, true);
-        return [share, d, keepdim](const Tensor& g, int) { return (keepdim ? g : g.unsqueeze(d)) * share; };
-      },
-      [&](const autograd::Args& t, const Tensor& ans, const autograd::Args& a) {
-        Tensor m = keepdim ? ans : ans.unsqueeze(d);
-        Tensor mask = eq(a[0].detach(), m.detach().expand(a[0].shape()));
-        return sum(t[0] * (mask / sum(mask, {d}, true)), {d}, keepdim);
-      });
-  if (r) return *r;
-#ifdef EMBER_CUDA
-  if (x.device() == Device::CUDA) {
-    Tensor v = max_cuda(x, d, false);
-    return keepdim ? v : v.squeeze(d);
-  }
-#endif
-  check_cpu(x, "max");
-  Tensor v = max_kernel(x, d).first;
-  return keepdim ? v : v.squeeze(d);
+  EMBER_CHECK(x.size(d) > 0, "max: cannot take the max over an empty dimension of shape ", to_string(x.shape()));
+  return prims().max({x}, ReduceAttrs{{d}, keepdim});
 }
 
-Tensor max(const Tensor& x) { return max(x.reshape({x.numel()}), 0, false); }
+Tensor max(const Tensor& x) {
+  EMBER_CHECK(x.defined(), "max: input is undefined");
+  EMBER_CHECK(x.numel() > 0, "max: cannot take the max of an empty tensor of shape ", to_string(x.shape()));
+  return max(x.reshape({x.numel()}), 0, false);
+}
 
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
   EMBER_CHECK(x.defined() && x.dim() > 0, "argmax: input must be defined and at least 1-d");
@@ -262,11 +297,11 @@ Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
   Tensor raw = x.detach();
 #ifdef EMBER_CUDA
   if (raw.device() == Device::CUDA) {
-    Tensor i = max_cuda(raw, d, true);
+    Tensor i = max_cuda(raw, d, true, "argmax");
     return keepdim ? i : i.squeeze(d);
   }
 #endif
-  Tensor i = max_kernel(raw, d).second;
+  Tensor i = max_kernel(raw, d, "argmax").second;
   if (!keepdim) i = i.squeeze(d);
   return i;
 }

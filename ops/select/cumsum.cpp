@@ -1,7 +1,8 @@
 // cumsum and cumsum_reverse: checks, dispatch, and their rules. Both are linear, and each is the
 // other's transpose (d/dx_j of sum_{i} g_i * sum_{j<=i} x_j = sum_{i>=j} g_i), so the VJP of one
 // is the other and the JVP is the op itself applied to the tangent.
-#include "framework/autograd/trace.h"
+#include "framework/autograd/primitive.h"
+#include "ops/op_list.h"
 #include "ops/select/checks.h"
 #include "ops/select/cpu/select_cpu.h"
 #include "ops/select/select.h"
@@ -33,21 +34,45 @@ Tensor scan_kernel(const Tensor& x, int64_t dim, bool reverse) {
   return cpu::scan(x, dim, reverse);
 }
 
-Tensor scan(const char* op, const Tensor& x, int64_t dim_in, bool reverse) {
-  select::check_input(op, x);
-  int64_t dim = select::normalize_dim(op, x, dim_in);
-  auto r = autograd::record(
-      op, {x}, [&](const autograd::Args& a) { return scan(op, a[0], dim, reverse); },
-      [&](const Tensor&, const autograd::Args&) -> autograd::VjpFn {
-        return [dim, reverse](const Tensor& g, int) { return reverse ? cumsum(g, dim) : cumsum_reverse(g, dim); };
-      },
-      [&](const autograd::Args& t, const Tensor&, const autograd::Args&) { return scan(op, t[0], dim, reverse); });
-  return r ? *r : scan_kernel(x, dim, reverse);
+struct ScanAttrs {
+  int64_t dim;
+};
+using ScanCall = OpCall<ScanAttrs>;
+
+Primitive<ScanAttrs> scan_primitive(const char* name, bool reverse) {
+  auto k = [reverse](const Args& a, const ScanAttrs& at) { return KernelOut(scan_kernel(a[0], at.dim, reverse)); };
+  return Primitive<ScanAttrs>(name)
+      .cpu(k)
+      .cuda(k)
+      .saves({}, false)
+      .vjp([reverse](const Tensor& g, const ScanCall& c) {
+        return Grads{reverse ? cumsum(g, c.attrs.dim) : cumsum_reverse(g, c.attrs.dim)};
+      })
+      .jvp([reverse](const Args& t, const ScanCall& c) {
+        return reverse ? cumsum_reverse(t[0], c.attrs.dim) : cumsum(t[0], c.attrs.dim);
+      });
+}
+
+struct ScanPrims {
+  Primitive<ScanAttrs> cumsum = scan_primitive("cumsum", false), cumsum_reverse = scan_primitive("cumsum_reverse", true);
+};
+
+const ScanPrims& prims() {
+  static const ScanPrims p;
+  return p;
+}
+
+Tensor scan(const Primitive<ScanAttrs>& op, const Tensor& x, int64_t dim_in) {
+  const char* name = op.info().node_name;
+  select::check_input(name, x);
+  return op({x}, ScanAttrs{select::normalize_dim(name, x, dim_in)});
 }
 
 }  // namespace
 
-Tensor cumsum(const Tensor& x, int64_t dim) { return scan("cumsum", x, dim, false); }
-Tensor cumsum_reverse(const Tensor& x, int64_t dim) { return scan("cumsum_reverse", x, dim, true); }
+void declare_scan_ops() { prims(); }
+
+Tensor cumsum(const Tensor& x, int64_t dim) { return scan(prims().cumsum, x, dim); }
+Tensor cumsum_reverse(const Tensor& x, int64_t dim) { return scan(prims().cumsum_reverse, x, dim); }
 
 }  // namespace ember

@@ -3,7 +3,8 @@
 // and the JVP gathers the tangent there. Both go through embedding (a gather of rows) and
 // embedding_backward (its scatter-add) on x viewed as a (rows * n, 1) table, with flat positions
 // row * n + index as ids: that pair is each other's transpose, so any order of derivatives works.
-#include "framework/autograd/trace.h"
+#include "framework/autograd/primitive.h"
+#include "ops/op_list.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/embedding/embedding.h"
 #include "ops/select/checks.h"
@@ -58,38 +59,60 @@ Tensor scatter_to(const Tensor& g, const Tensor& flat, const Shape& x_shape) {
   return embedding_backward(g.reshape({g.numel(), 1}), flat, numel(x_shape)).reshape(x_shape);
 }
 
-TopK select_impl(const char* op, const Tensor& x, int64_t k, bool largest) {
-  select::check_input(op, x);
-  int64_t n = x.size(-1);
-  EMBER_CHECK(k >= 0 && k <= n, op, ": k = ", k, " is outside [0, ", n, "] for an input of shape ", to_string(x.shape()),
-              " (k counts entries of the last dim)");
-  Tensor indices;
-  auto r = autograd::record(
-      op, {x},
-      [&](const autograd::Args& a) {
-        TopK inner = select_impl(op, a[0], k, largest);
-        indices = inner.indices;
-        return inner.values;
-      },
-      [&](const Tensor&, const autograd::Args& a) -> autograd::VjpFn {
-        return [flat = flat_positions(indices, n), shape = a[0].shape()](const Tensor& g, int) {
-          return scatter_to(g, flat, shape);
-        };
-      },
-      [&](const autograd::Args& t, const Tensor& ans, const autograd::Args&) {
-        return gather_at(t[0], flat_positions(indices, n), ans.shape());
+struct SelectAttrs {
+  int64_t k;
+  bool largest;
+};
+using SelectCall = OpCall<SelectAttrs>;
+
+// The node's value is the chosen values; the indices ride along as an extra.
+KernelOut kernel(const Args& a, const SelectAttrs& at) {
+  TopK r = topk_kernel(a[0], at.k, at.largest);
+  return {r.values, {r.indices}};
+}
+
+Primitive<SelectAttrs> select_primitive(const char* name) {
+  return Primitive<SelectAttrs>(name)
+      .cpu(kernel)
+      .cuda(kernel)
+      .saves({}, false)
+      .vjp([](const Tensor& g, const SelectCall& c) {
+        const Shape& shape = c.in_shape(0);
+        return Grads{scatter_to(g, flat_positions(c.extras[0], shape.back()), shape)};
+      })
+      .jvp([](const Args& t, const SelectCall& c) {
+        return gather_at(t[0], flat_positions(c.extras[0], t[0].size(-1)), c.out.shape());
       });
-  if (r) return {*r, indices};
-  return topk_kernel(x, k, largest);
+}
+
+struct SelectPrims {
+  Primitive<SelectAttrs> topk = select_primitive("topk"), sort = select_primitive("sort");
+};
+
+const SelectPrims& prims() {
+  static const SelectPrims p;
+  return p;
+}
+
+TopK select_impl(const Primitive<SelectAttrs>& op, const Tensor& x, int64_t k, bool largest) {
+  const char* name = op.info().node_name;
+  select::check_input(name, x);
+  int64_t n = x.size(-1);
+  EMBER_CHECK(k >= 0 && k <= n, name, ": k = ", k, " is outside [0, ", n, "] for an input of shape ", to_string(x.shape()),
+              " (k counts entries of the last dim)");
+  KernelOut r = op.apply({x}, SelectAttrs{k, largest});
+  return {r.out, r.extras[0]};
 }
 
 }  // namespace
 
-TopK topk(const Tensor& x, int64_t k, bool largest) { return select_impl("topk", x, k, largest); }
+void declare_topk_ops() { prims(); }
+
+TopK topk(const Tensor& x, int64_t k, bool largest) { return select_impl(prims().topk, x, k, largest); }
 
 TopK sort(const Tensor& x, bool descending) {
   select::check_input("sort", x);
-  return select_impl("sort", x, x.size(-1), descending);
+  return select_impl(prims().sort, x, x.size(-1), descending);
 }
 
 }  // namespace ember

@@ -1,7 +1,8 @@
 // Copies: contiguous(), slice's VJP, concat/stack/split.
 #include <cstring>
 
-#include "framework/autograd/trace.h"
+#include "framework/autograd/primitive.h"
+#include "ops/op_list.h"
 #include "framework/strided.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/shape/shape_ops.h"
@@ -43,30 +44,101 @@ Tensor contiguous_kernel(const Tensor& x) {
   return out;
 }
 
+namespace {
+
+struct SliceBackwardAttrs {
+  Shape shape;  // of the sliced tensor
+  int64_t dim, start, step;
+  int64_t end(const Tensor& g) const { return start + (g.shape()[size_t(dim)] - 1) * step + 1; }
+};
+struct ConcatAttrs {
+  int64_t dim;
+  std::vector<int64_t> sizes;  // of each part along dim
+};
+
+Tensor slice_backward_kernel(const Tensor& g, const SliceBackwardAttrs& a) {
+  Tensor out = zeros(a.shape, g.dtype(), g.device());
+  if (g.shape()[size_t(a.dim)] > 0) copy_strided(slice(out, a.dim, a.start, a.end(g), a.step), g);
+  return out;
+}
+
+Tensor concat_kernel(const std::vector<Tensor>& xs, const ConcatAttrs& a) {
+  Shape out_shape = xs[0].shape();
+  out_shape[size_t(a.dim)] = 0;
+  for (int64_t s : a.sizes) out_shape[size_t(a.dim)] += s;
+  Tensor out = empty(out_shape, xs[0].dtype(), xs[0].device());
+  int64_t start = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (a.sizes[i] > 0) copy_strided(slice(out, a.dim, start, start + a.sizes[i]), xs[i]);
+    start += a.sizes[i];
+  }
+  return out;
+}
+
+// Kernels that run on every device: they are built from copy_strided, which dispatches itself.
+template <class A, class F>
+Primitive<A> on_every_device(const char* name, F kernel) {
+  auto k = [kernel](const Args& x, const A& a) { return KernelOut(kernel(x, a)); };
+  return Primitive<A>(name).cpu(k).cuda(k).dtypes({DType::Float32, DType::Float64, DType::Int64});
+}
+
+struct CopyPrims {
+  Primitive<> copy = on_every_device<NoAttrs>("copy", [](const Args& x, const NoAttrs&) { return contiguous_kernel(x[0]); })
+                         .saves({}, false)
+                         .vjp([](const Tensor& g, const OpCall<>&) { return Grads{g}; })
+                         .jvp([](const Args& t, const OpCall<>&) { return t[0]; });
+  Primitive<SliceBackwardAttrs> slice_backward =
+      on_every_device<SliceBackwardAttrs>(
+          "slice_backward", [](const Args& x, const SliceBackwardAttrs& a) { return slice_backward_kernel(x[0], a); })
+          .saves({}, false)
+          .vjp([](const Tensor& gg, const OpCall<SliceBackwardAttrs>& c) {
+            const SliceBackwardAttrs& a = c.attrs;
+            int64_t len = c.in_shape(0)[size_t(a.dim)];
+            return Grads{slice(gg, a.dim, a.start, a.start + (len - 1) * a.step + 1, a.step)};
+          })
+          .jvp([](const Args& t, const OpCall<SliceBackwardAttrs>& c) {
+            const SliceBackwardAttrs& a = c.attrs;
+            return ember::slice_backward(t[0], a.shape, a.dim, a.start, a.step);
+          });
+  Primitive<ConcatAttrs> concat =
+      on_every_device<ConcatAttrs>("concat", [](const Args& x, const ConcatAttrs& a) { return concat_kernel(x, a); })
+          .saves({}, false)
+          .vjp([](const Tensor& g, const OpCall<ConcatAttrs>& c) {
+            Grads out(c.attrs.sizes.size());
+            int64_t start = 0;
+            for (size_t i = 0; i < out.size(); ++i) {
+              if (c.needs(i)) out[i] = slice(g, c.attrs.dim, start, start + c.attrs.sizes[i]);
+              start += c.attrs.sizes[i];
+            }
+            return out;
+          })
+          .jvp([](const Args& t, const OpCall<ConcatAttrs>& c) {
+            std::vector<Tensor> parts;
+            for (size_t i = 0; i < t.size(); ++i) parts.push_back(t[i].defined() ? t[i] : zeros_like(c.in[i]));
+            return ember::concat(parts, c.attrs.dim);
+          });
+};
+
+const CopyPrims& prims() {
+  static const CopyPrims p;
+  return p;
+}
+
+}  // namespace
+
+void declare_copy_ops() { prims(); }
+
 Tensor copy(const Tensor& x) {
   EMBER_CHECK(x.defined(), "copy: input is undefined");
-  auto r = autograd::record(
-      "copy", {x}, [](const autograd::Args& a) { return copy(a[0]); },
-      [](const Tensor&, const autograd::Args&) -> autograd::VjpFn { return [](const Tensor& g, int) { return g; }; },
-      [](const autograd::Args& t, const Tensor&, const autograd::Args&) { return t[0]; });
-  return r ? *r : contiguous_kernel(x);
+  return prims().copy({x});
 }
 
 Tensor slice_backward(const Tensor& g, const Shape& shape, int64_t dim, int64_t start, int64_t step) {
-  int64_t len = g.shape()[size_t(dim)];
-  int64_t end = start + (len - 1) * step + 1;
-  auto r = autograd::record(
-      "slice_backward", {g}, [&](const autograd::Args& a) { return slice_backward(a[0], shape, dim, start, step); },
-      [&](const Tensor&, const autograd::Args&) -> autograd::VjpFn {
-        return [dim, start, end, step](const Tensor& gg, int) { return slice(gg, dim, start, end, step); };
-      },
-      [&](const autograd::Args& t, const Tensor&, const autograd::Args&) {
-        return slice_backward(t[0], shape, dim, start, step);
-      });
-  if (r) return *r;
-  Tensor out = zeros(shape, g.dtype(), g.device());
-  if (len > 0) copy_strided(slice(out, dim, start, end, step), g);
-  return out;
+  EMBER_CHECK(g.defined(), "slice_backward: g is undefined");
+  EMBER_CHECK(g.dim() == int64_t(shape.size()) && dim >= 0 && dim < g.dim() && start >= 0 && step > 0,
+              "slice_backward: g of shape ", to_string(g.shape()), " cannot be a slice of ", to_string(shape),
+              " along dim ", dim, " from ", start, " by ", step);
+  return prims().slice_backward({g}, SliceBackwardAttrs{shape, dim, start, step});
 }
 
 Tensor concat(const std::vector<Tensor>& xs, int64_t dim) {
@@ -74,8 +146,6 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t dim) {
   const Tensor& first = xs[0];
   EMBER_CHECK(first.defined() && first.dim() > 0, "concat: tensors must be defined and at least 1-d");
   int64_t d = wrap_dim(dim, first.dim(), "concat");
-  Shape out_shape = first.shape();
-  out_shape[size_t(d)] = 0;
   std::vector<int64_t> sizes;
   for (size_t i = 0; i < xs.size(); ++i) {
     const Tensor& x = xs[i];
@@ -87,30 +157,8 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t dim) {
     EMBER_CHECK(ok, "concat: tensor ", i, " has shape ", to_string(x.shape()), ", which does not match ",
                 to_string(first.shape()), " outside dim ", d);
     sizes.push_back(x.shape()[size_t(d)]);
-    out_shape[size_t(d)] += sizes.back();
   }
-  auto r = autograd::record(
-      "concat", xs, [&](const autograd::Args& a) { return concat(a, d); },
-      [&](const Tensor&, const autograd::Args&) -> autograd::VjpFn {
-        return [sizes, d](const Tensor& g, int i) {
-          int64_t start = 0;
-          for (int k = 0; k < i; ++k) start += sizes[size_t(k)];
-          return slice(g, d, start, start + sizes[size_t(i)]);
-        };
-      },
-      [&](const autograd::Args& t, const Tensor&, const autograd::Args& a) {
-        std::vector<Tensor> parts;
-        for (size_t i = 0; i < a.size(); ++i) parts.push_back(t[i].defined() ? t[i] : zeros_like(a[i]));
-        return concat(parts, d);
-      });
-  if (r) return *r;
-  Tensor out = empty(out_shape, first.dtype(), first.device());
-  int64_t start = 0;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    if (sizes[i] > 0) copy_strided(slice(out, d, start, start + sizes[i]), xs[i]);
-    start += sizes[i];
-  }
-  return out;
+  return prims().concat(xs, ConcatAttrs{d, sizes});
 }
 
 Tensor stack(const std::vector<Tensor>& xs, int64_t dim) {

@@ -1,7 +1,8 @@
 // View primitives: each builds a TensorImpl over the same storage with new shape/strides/offset.
 #include <numeric>
 
-#include "framework/autograd/trace.h"
+#include "framework/autograd/primitive.h"
+#include "ops/op_list.h"
 #include "framework/strided.h"
 #include "ops/reduce/reduce.h"
 #include "ops/shape/shape_ops.h"
@@ -40,40 +41,123 @@ Shape infer_shape(const Shape& shape, int64_t n, const Tensor& x, const char* op
   return out;
 }
 
-// Records a view-like primitive whose VJP and JVP are other view-like ops. `fwd` builds the raw view;
-// the recorded forward goes through traced_view again, so that a value boxed in older traces is
-// recorded there too: that is what makes higher-order derivatives flow through views. `tangent`
-// maps an input tangent to the output tangent with public (recorded) ops.
-template <class Fwd, class Back, class Tangent>
-Tensor traced_view(const char* name, const Tensor& x, Fwd fwd, Back back, Tangent tangent) {
-  EMBER_CHECK(x.defined(), name, ": input is undefined");
-  auto r = autograd::record(
-      name, {x}, [&](const autograd::Args& a) { return traced_view(name, a[0], fwd, back, tangent); },
-      [&](const Tensor&, const autograd::Args&) -> autograd::VjpFn {
-        return [back](const Tensor& g, int) { return back(g); };
-      },
-      [&](const autograd::Args& t, const Tensor&, const autograd::Args&) { return tangent(t[0]); });
-  return r ? *r : fwd(x);
+// The view primitives: each kernel builds a TensorImpl over the same storage; each VJP maps the
+// cotangent back with another (recorded) op, so higher-order derivatives flow through views, and
+// each JVP takes the same view of the tangent.
+struct ViewAttrs {
+  Shape shape;  // view: the new shape; permute: the permutation; expand: the target; (un)squeeze: the result
+  Shape inv;    // permute: the inverse permutation
+  int64_t dim = 0, start = 0, step = 1, len = 0;  // slice; dim also for (un)squeeze
+};
+
+Tensor permute_raw(const Tensor& v, const Shape& p) {
+  Shape sh(p.size()), st(p.size());
+  for (size_t i = 0; i < p.size(); ++i) {
+    sh[i] = v.shape()[size_t(p[i])];
+    st[i] = v.strides()[size_t(p[i])];
+  }
+  return make_view(v, sh, st, v.offset());
 }
 
-// For views whose raw `fwd` works on any strides (everything but view()), the tangent takes the same view.
-template <class Fwd, class Back>
-Tensor traced_view(const char* name, const Tensor& x, Fwd fwd, Back back) {
-  return traced_view(name, x, fwd, back, [name, fwd, back](const Tensor& t) { return traced_view(name, t, fwd, back); });
+Tensor slice_raw(const Tensor& v, const ViewAttrs& a) {
+  Shape sh = v.shape(), st = v.strides();
+  sh[size_t(a.dim)] = a.len;
+  int64_t off = v.offset() + a.start * st[size_t(a.dim)];
+  st[size_t(a.dim)] *= a.step;
+  return make_view(v, sh, st, off);
+}
+
+Tensor unsqueeze_raw(const Tensor& v, const ViewAttrs& a) {
+  Shape st = v.strides();
+  int64_t d = a.dim;
+  st.insert(st.begin() + d, d < v.dim() ? v.strides()[size_t(d)] * v.shape()[size_t(d)] : 1);
+  return make_view(v, a.shape, st, v.offset());
+}
+
+Tensor squeeze_raw(const Tensor& v, const ViewAttrs& a) {
+  Shape st = v.strides();
+  st.erase(st.begin() + a.dim);
+  return make_view(v, a.shape, st, v.offset());
+}
+
+using ViewOp = Primitive<ViewAttrs>;
+using ViewCall = OpCall<ViewAttrs>;
+using RawView = Tensor (*)(const Tensor&, const ViewAttrs&);
+using ViewBack = Tensor (*)(const Tensor& g, const ViewCall& c);
+
+struct ViewPrims;
+const ViewPrims& prims();
+
+// A view that applies to any strides, whose JVP is the same view of the tangent. The kernel runs on
+// every device (a view copies nothing).
+ViewOp view_primitive(const char* name, RawView raw, ViewBack back, const ViewOp* self_for_jvp(const ViewPrims&)) {
+  auto k = [raw](const Args& x, const ViewAttrs& a) { return KernelOut(raw(x[0], a)); };
+  return ViewOp(name)
+      .cpu(k)
+      .cuda(k)
+      .dtypes({DType::Float32, DType::Float64, DType::Int64})
+      .saves({}, false)
+      .vjp([back](const Tensor& g, const ViewCall& c) { return Grads{back(g, c)}; })
+      .jvp([self_for_jvp](const Args& t, const ViewCall& c) { return (*self_for_jvp(prims()))({t[0]}, c.attrs); });
+}
+
+struct ViewPrims {
+  // A tangent need not be contiguous where x is (copy's JVP passes strided tangents on), so view's
+  // JVP reshapes.
+  ViewOp view = [] {
+    auto k = [](const Args& x, const ViewAttrs& a) {
+      return KernelOut(make_view(x[0], a.shape, contiguous_strides(a.shape), x[0].offset()));
+    };
+    return ViewOp("view")
+        .cpu(k)
+        .cuda(k)
+        .dtypes({DType::Float32, DType::Float64, DType::Int64})
+        .saves({}, false)
+        .vjp([](const Tensor& g, const ViewCall& c) { return Grads{reshape(g, c.in_shape(0))}; })
+        .jvp([](const Args& t, const ViewCall& c) { return reshape(t[0], c.attrs.shape); });
+  }();
+  ViewOp permute = view_primitive(
+      "permute", [](const Tensor& v, const ViewAttrs& a) { return permute_raw(v, a.shape); },
+      [](const Tensor& g, const ViewCall& c) { return ember::permute(g, c.attrs.inv); },
+      [](const ViewPrims& p) { return &p.permute; });
+  ViewOp slice = view_primitive(
+      "slice", slice_raw,
+      [](const Tensor& g, const ViewCall& c) {
+        return slice_backward(g, c.in_shape(0), c.attrs.dim, c.attrs.start, c.attrs.step);
+      },
+      [](const ViewPrims& p) { return &p.slice; });
+  ViewOp expand = view_primitive(
+      "expand",
+      [](const Tensor& v, const ViewAttrs& a) {
+        return make_view(v, a.shape, broadcast_strides(v.shape(), v.strides(), a.shape), v.offset());
+      },
+      [](const Tensor& g, const ViewCall& c) { return sum_to(g, c.in_shape(0)); },
+      [](const ViewPrims& p) { return &p.expand; });
+  ViewOp unsqueeze = view_primitive(
+      "unsqueeze", unsqueeze_raw, [](const Tensor& g, const ViewCall& c) { return reshape(g, c.in_shape(0)); },
+      [](const ViewPrims& p) { return &p.unsqueeze; });
+  ViewOp squeeze = view_primitive(
+      "squeeze", squeeze_raw, [](const Tensor& g, const ViewCall& c) { return reshape(g, c.in_shape(0)); },
+      [](const ViewPrims& p) { return &p.squeeze; });
+};
+
+const ViewPrims& prims() {
+  static const ViewPrims p;
+  return p;
 }
 
 }  // namespace
+
+void declare_view_ops() { prims(); }
 
 Tensor view(const Tensor& x, const Shape& shape) {
   EMBER_CHECK(x.defined(), "view: input is undefined");
   Shape s = infer_shape(shape, x.numel(), x, "view");
   EMBER_CHECK(x.is_contiguous(), "view: the tensor of shape ", to_string(x.shape()),
               " is not contiguous; use reshape() (which copies) or contiguous() first");
-  Shape in = x.shape();
-  // A tangent need not be contiguous where x is (copy's JVP passes strided tangents on), so it is reshaped.
-  return traced_view(
-      "view", x, [s](const Tensor& v) { return make_view(v, s, contiguous_strides(s), v.offset()); },
-      [in](const Tensor& g) { return reshape(g, in); }, [s](const Tensor& t) { return reshape(t, s); });
+  ViewAttrs a;
+  a.shape = s;
+  return prims().view({x}, a);
 }
 
 Tensor reshape(const Tensor& x, const Shape& shape) {
@@ -107,17 +191,10 @@ Tensor permute(const Tensor& x, const Shape& dims) {
     seen[size_t(p[i])] = true;
     inv[size_t(p[i])] = int64_t(i);
   }
-  return traced_view(
-      "permute", x,
-      [p](const Tensor& v) {
-        Shape sh(p.size()), st(p.size());
-        for (size_t i = 0; i < p.size(); ++i) {
-          sh[i] = v.shape()[size_t(p[i])];
-          st[i] = v.strides()[size_t(p[i])];
-        }
-        return make_view(v, sh, st, v.offset());
-      },
-      [inv](const Tensor& g) { return permute(g, inv); });
+  ViewAttrs a;
+  a.shape = p;
+  a.inv = inv;
+  return prims().permute({x}, a);
 }
 
 Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step) {
@@ -131,17 +208,12 @@ Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t s
   start = std::clamp<int64_t>(start, 0, n);
   end = std::clamp<int64_t>(end, start, n);
   int64_t len = (end - start + step - 1) / step;
-  Shape in = x.shape();
-  return traced_view(
-      "slice", x,
-      [d, start, step, len](const Tensor& v) {
-        Shape sh = v.shape(), st = v.strides();
-        sh[size_t(d)] = len;
-        int64_t off = v.offset() + start * st[size_t(d)];
-        st[size_t(d)] *= step;
-        return make_view(v, sh, st, off);
-      },
-      [in, d, start, step](const Tensor& g) { return slice_backward(g, in, d, start, step); });
+  ViewAttrs a;
+  a.dim = d;
+  a.start = start;
+  a.step = step;
+  a.len = len;
+  return prims().slice({x}, a);
 }
 
 Tensor expand(const Tensor& x, const Shape& shape) {
@@ -159,13 +231,9 @@ Tensor expand(const Tensor& x, const Shape& shape) {
                 to_string(shape), " (dimension ", i, " is ", have, ", not 1)");
   }
   if (target == x.shape()) return x;
-  Shape in = x.shape();
-  return traced_view(
-      "expand", x,
-      [target](const Tensor& v) {
-        return make_view(v, target, broadcast_strides(v.shape(), v.strides(), target), v.offset());
-      },
-      [in](const Tensor& g) { return sum_to(g, in); });
+  ViewAttrs a;
+  a.shape = target;
+  return prims().expand({x}, a);
 }
 
 Tensor unsqueeze(const Tensor& x, int64_t dim) {
@@ -173,15 +241,10 @@ Tensor unsqueeze(const Tensor& x, int64_t dim) {
   int64_t d = wrap_dim(dim, x.dim() + 1, "unsqueeze");
   Shape s = x.shape();
   s.insert(s.begin() + d, 1);
-  Shape in = x.shape();
-  return traced_view(
-      "unsqueeze", x,
-      [d, s](const Tensor& v) {
-        Shape st = v.strides();
-        st.insert(st.begin() + d, d < v.dim() ? v.strides()[size_t(d)] * v.shape()[size_t(d)] : 1);
-        return make_view(v, s, st, v.offset());
-      },
-      [in](const Tensor& g) { return reshape(g, in); });
+  ViewAttrs a;
+  a.dim = d;
+  a.shape = s;
+  return prims().unsqueeze({x}, a);
 }
 
 Tensor squeeze(const Tensor& x, int64_t dim) {
@@ -189,16 +252,12 @@ Tensor squeeze(const Tensor& x, int64_t dim) {
   int64_t d = wrap_dim(dim, x.dim(), "squeeze");
   if (x.dim() == 0) return x;
   EMBER_CHECK(x.shape()[size_t(d)] == 1, "squeeze: dim ", d, " of shape ", to_string(x.shape()), " is not 1");
-  Shape s = x.shape(), in = x.shape();
+  Shape s = x.shape();
   s.erase(s.begin() + d);
-  return traced_view(
-      "squeeze", x,
-      [d, s](const Tensor& v) {
-        Shape st = v.strides();
-        st.erase(st.begin() + d);
-        return make_view(v, s, st, v.offset());
-      },
-      [in](const Tensor& g) { return reshape(g, in); });
+  ViewAttrs a;
+  a.dim = d;
+  a.shape = s;
+  return prims().squeeze({x}, a);
 }
 
 }  // namespace ember

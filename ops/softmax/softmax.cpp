@@ -1,12 +1,14 @@
 // softmax, log_softmax and logsumexp: checks, dispatch to the fused row kernels, and the VJP/JVP
 // rules, written with Ember ops on the saved output so that they differentiate again (first-order
-// gradients on the CPU take the fused kernels in cpu/softmax_kernels.h instead, same formulas):
+// gradients on the CPU take the fused kernels in cpu/softmax_kernels.h instead, same formulas; the
+// engine picks them when nothing they read is traced):
 //   softmax:     dx = y * (g - sum(g * y))        (the same form maps tangents forward)
 //   log_softmax: dx = g - exp(y) * sum(g)         t_y = t - sum(exp(y) * t)
 //   logsumexp:   dx = g * softmax(x)              t_y = sum(softmax(x) * t)
 #include "ops/softmax/softmax.h"
 
-#include "framework/autograd/trace.h"
+#include "framework/autograd/primitive.h"
+#include "ops/op_list.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/reduce/reduce.h"
 #include "ops/softmax/cpu/softmax_kernels.h"
@@ -23,13 +25,6 @@ Tensor logsumexp(const Tensor& x, int64_t dim);  // keeps dim with size 1
 
 namespace {
 
-// The fused CPU backward serves first-order gradients; when the gradient will itself be
-// differentiated (y or g traced), the Ember-op form below records what that needs.
-bool fused_backward_ok(const Tensor& y, const Tensor& g) {
-  return y.device() == Device::CPU && g.device() == Device::CPU && y.dim() > 0 && g.shape() == y.shape() &&
-         g.dtype() == y.dtype() && !autograd::any_traced({&y, &g});
-}
-
 // 0-d inputs are handled as one row of length 1 by the public functions below.
 int64_t checked_dim(const char* op, const Tensor& x, int64_t dim) {
   EMBER_CHECK(x.defined(), op, ": input is undefined");
@@ -38,87 +33,108 @@ int64_t checked_dim(const char* op, const Tensor& x, int64_t dim) {
   return wrap_dim(dim, x.dim(), op);
 }
 
-Tensor softmax_kernel(const Tensor& x, int64_t d) {
-#ifdef EMBER_CUDA
-  if (x.device() == Device::CUDA) return cuda::softmax(x, d);
-#endif
-  check_cpu(x, "softmax");
-  return cpu::softmax(x, d);
-}
-
-Tensor log_softmax_kernel(const Tensor& x, int64_t d) {
-#ifdef EMBER_CUDA
-  if (x.device() == Device::CUDA) return cuda::log_softmax(x, d);
-#endif
-  check_cpu(x, "log_softmax");
-  return cpu::log_softmax(x, d);
-}
-
-Tensor logsumexp_kernel(const Tensor& x, int64_t d) {
-#ifdef EMBER_CUDA
-  if (x.device() == Device::CUDA) return cuda::logsumexp(x, d);
-#endif
-  check_cpu(x, "logsumexp");
-  return cpu::logsumexp(x, d);
-}
-
 // y * (v - sum(v * y)): softmax's VJP and JVP alike (its Jacobian is symmetric).
 Tensor softmax_jacobian_times(const Tensor& y, const Tensor& v, int64_t d) {
   return y * (v - sum(v * y, {d}, true));
 }
 
+struct DimAttrs {
+  int64_t dim;  // wrapped
+  bool keepdim = true;
+};
+using DimCall = OpCall<DimAttrs>;
+using DimOp = Primitive<DimAttrs>;
+
+// A row op with one kernel per device (CPU and CUDA take the same arguments).
+template <Tensor (*Cpu)(const Tensor&, int64_t)
+#ifdef EMBER_CUDA
+          , Tensor (*Cuda)(const Tensor&, int64_t)
+#endif
+          >
+DimOp row_op(const char* name) {
+  return DimOp(name)
+      .cpu([](const Args& x, const DimAttrs& a) { return KernelOut(Cpu(x[0], a.dim)); })
+#ifdef EMBER_CUDA
+      .cuda([](const Args& x, const DimAttrs& a) { return KernelOut(Cuda(x[0], a.dim)); })
+#endif
+      ;
+}
+#ifdef EMBER_CUDA
+#define EMBER_ROW_OP(name) row_op<cpu::name, cuda::name>(#name)
+#else
+#define EMBER_ROW_OP(name) row_op<cpu::name>(#name)
+#endif
+
+struct SoftmaxPrims {
+  DimOp softmax = EMBER_ROW_OP(softmax)
+                      .saves({}, true)
+                      .vjp([](const Tensor& g, const DimCall& c) { return Grads{softmax_jacobian_times(c.out, g, c.attrs.dim)}; })
+                      .fused_vjp(Device::CPU, [](const Tensor& g, const DimCall& c) {
+                        return Grads{cpu::softmax_backward(c.out, g, c.attrs.dim)};
+                      })
+                      .jvp([](const Args& t, const DimCall& c) { return softmax_jacobian_times(c.out, t[0], c.attrs.dim); });
+  DimOp log_softmax = EMBER_ROW_OP(log_softmax)
+                          .saves({}, true)
+                          .vjp([](const Tensor& g, const DimCall& c) {
+                            return Grads{g - exp(c.out) * sum(g, {c.attrs.dim}, true)};
+                          })
+                          .fused_vjp(Device::CPU, [](const Tensor& g, const DimCall& c) {
+                            return Grads{cpu::log_softmax_backward(c.out, g, c.attrs.dim)};
+                          })
+                          .jvp([](const Args& t, const DimCall& c) {
+                            return t[0] - sum(exp(c.out) * t[0], {c.attrs.dim}, true);
+                          });
+  // The kernels keep the reduced dim (size 1); without keepdim the result is squeezed here.
+  DimOp logsumexp =
+      DimOp("logsumexp")
+          .cpu([](const Args& x, const DimAttrs& a) { return logsumexp_kernel(x[0], a); })
+#ifdef EMBER_CUDA
+          .cuda([](const Args& x, const DimAttrs& a) { return logsumexp_kernel(x[0], a); })
+#endif
+          .saves({0}, false)
+          .vjp([](const Tensor& g, const DimCall& c) {
+            int64_t d = c.attrs.dim;
+            return Grads{(c.attrs.keepdim ? g : g.unsqueeze(d)) * ember::softmax(c.in[0], d)};
+          })
+          .jvp([](const Args& t, const DimCall& c) {
+            return sum(ember::softmax(c.in[0], c.attrs.dim) * t[0], {c.attrs.dim}, c.attrs.keepdim);
+          });
+
+  static KernelOut logsumexp_kernel(const Tensor& x, const DimAttrs& a) {
+#ifdef EMBER_CUDA
+    Tensor y = x.device() == Device::CUDA ? cuda::logsumexp(x, a.dim) : cpu::logsumexp(x, a.dim);
+#else
+    Tensor y = cpu::logsumexp(x, a.dim);
+#endif
+    return a.keepdim ? y : y.squeeze(a.dim);
+  }
+};
+
+const SoftmaxPrims& prims() {
+  static const SoftmaxPrims p;
+  return p;
+}
+
 }  // namespace
+
+void declare_softmax_ops() { prims(); }
 
 Tensor softmax(const Tensor& x, int64_t dim) {
   int64_t d = checked_dim("softmax", x, dim);
   if (x.dim() == 0) return softmax(x.reshape({1}), 0).reshape({});
-  auto r = autograd::record(
-      "softmax", {x}, [&](const autograd::Args& a) { return softmax(a[0], d); },
-      [&](const Tensor& y, const autograd::Args&) -> autograd::VjpFn {
-        return [y, d](const Tensor& g, int) {
-          if (fused_backward_ok(y, g)) return cpu::softmax_backward(y, g, d);
-          return softmax_jacobian_times(y, g, d);
-        };
-      },
-      [&](const autograd::Args& t, const Tensor& y, const autograd::Args&) {
-        return softmax_jacobian_times(y, t[0], d);
-      });
-  return r ? *r : softmax_kernel(x, d);
+  return prims().softmax({x}, {d});
 }
 
 Tensor log_softmax(const Tensor& x, int64_t dim) {
   int64_t d = checked_dim("log_softmax", x, dim);
   if (x.dim() == 0) return log_softmax(x.reshape({1}), 0).reshape({});
-  auto r = autograd::record(
-      "log_softmax", {x}, [&](const autograd::Args& a) { return log_softmax(a[0], d); },
-      [&](const Tensor& y, const autograd::Args&) -> autograd::VjpFn {
-        return [y, d](const Tensor& g, int) {
-          if (fused_backward_ok(y, g)) return cpu::log_softmax_backward(y, g, d);
-          return g - exp(y) * sum(g, {d}, true);
-        };
-      },
-      [&](const autograd::Args& t, const Tensor& y, const autograd::Args&) {
-        return t[0] - sum(exp(y) * t[0], {d}, true);
-      });
-  return r ? *r : log_softmax_kernel(x, d);
+  return prims().log_softmax({x}, {d});
 }
 
 Tensor logsumexp(const Tensor& x, int64_t dim, bool keepdim) {
   int64_t d = checked_dim("logsumexp", x, dim);
   if (x.dim() == 0) return logsumexp(x.reshape({1}), 0, false);
-  auto r = autograd::record(
-      "logsumexp", {x}, [&](const autograd::Args& a) { return logsumexp(a[0], d, keepdim); },
-      [&](const Tensor&, const autograd::Args& a) -> autograd::VjpFn {
-        return [x = a[0], d, keepdim](const Tensor& g, int) {
-          return (keepdim ? g : g.unsqueeze(d)) * softmax(x, d);
-        };
-      },
-      [&](const autograd::Args& t, const Tensor&, const autograd::Args& a) {
-        return sum(softmax(a[0], d) * t[0], {d}, keepdim);
-      });
-  if (r) return *r;
-  Tensor y = logsumexp_kernel(x, d);
-  return keepdim ? y : y.squeeze(d);
+  return prims().logsumexp({x}, {d, keepdim});
 }
 
 }  // namespace ember

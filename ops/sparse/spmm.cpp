@@ -2,7 +2,8 @@
 // calls into the CPU kernels. spgemm: checks and the kernel call.
 #include <algorithm>
 
-#include "framework/autograd/trace.h"
+#include "framework/autograd/primitive.h"
+#include "ops/op_list.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/sparse/sparse_ops.h"
 
@@ -43,45 +44,62 @@ Tensor sampled_kernel(const PatternPtr& pattern, const Tensor& x, const Tensor& 
   });
 }
 
-// The recorded primitives. Shapes are checked once by the public functions.
-Tensor spmm_prim(const PatternPtr& pattern, const Tensor& values, const Tensor& b, bool transpose_a);
-Tensor sampled_prim(const PatternPtr& pattern, const Tensor& x, const Tensor& y);
+// The primitives. Shapes are checked once by the public functions. Both are bilinear, and each
+// one's VJP is the other (or itself transposed): A^T g for B's gradient, the sampled product
+// g B^T on A's pattern for A's values.
+struct SparseAttrs {
+  PatternPtr pattern;
+  bool transpose_a = false;
+};
+using SparseCall = OpCall<SparseAttrs>;
 
 Tensor add_defined(const Tensor& a, const Tensor& b) { return !a.defined() ? b : !b.defined() ? a : a + b; }
 
-Tensor spmm_prim(const PatternPtr& pattern, const Tensor& values, const Tensor& b, bool transpose_a) {
-  auto r = autograd::record(
-      "spmm", {values, b}, [&](const autograd::Args& x) { return spmm_prim(pattern, x[0], x[1], transpose_a); },
-      [&](const Tensor&, const autograd::Args& x) -> autograd::VjpFn {
-        return [pattern, v = x[0], b = x[1], transpose_a](const Tensor& g, int i) {
-          if (i == 1) return spmm_prim(pattern, v, g, !transpose_a);
-          return transpose_a ? sampled_prim(pattern, b, g) : sampled_prim(pattern, g, b);
-        };
-      },
-      [&](const autograd::Args& t, const Tensor&, const autograd::Args& x) {
-        Tensor out;
-        if (t[0].defined()) out = spmm_prim(pattern, t[0], x[1], transpose_a);
-        if (t[1].defined()) out = add_defined(out, spmm_prim(pattern, x[0], t[1], transpose_a));
-        return out;
-      });
-  return r ? *r : spmm_kernel(pattern, values, b, transpose_a);
-}
+struct SparsePrims;
+const SparsePrims& prims();
 
-Tensor sampled_prim(const PatternPtr& pattern, const Tensor& x, const Tensor& y) {
-  auto r = autograd::record(
-      "sampled_dot", {x, y}, [&](const autograd::Args& a) { return sampled_prim(pattern, a[0], a[1]); },
-      [&](const Tensor&, const autograd::Args& a) -> autograd::VjpFn {
-        return [pattern, x = a[0], y = a[1]](const Tensor& h, int i) {
-          return i == 0 ? spmm_prim(pattern, h, y, false) : spmm_prim(pattern, h, x, true);
-        };
-      },
-      [&](const autograd::Args& t, const Tensor&, const autograd::Args& a) {
-        Tensor out;
-        if (t[0].defined()) out = sampled_prim(pattern, t[0], a[1]);
-        if (t[1].defined()) out = add_defined(out, sampled_prim(pattern, a[0], t[1]));
-        return out;
-      });
-  return r ? *r : sampled_kernel(pattern, x, y);
+struct SparsePrims {
+  Primitive<SparseAttrs> spmm =
+      Primitive<SparseAttrs>("spmm")
+          .cpu([](const Args& x, const SparseAttrs& a) {
+            return KernelOut(spmm_kernel(a.pattern, x[0], x[1], a.transpose_a));
+          })
+          .saves({0, 1}, false)
+          .vjp([](const Tensor& g, const SparseCall& c) {
+            const SparseAttrs& a = c.attrs;
+            Grads out(2);
+            if (c.needs(0))
+              out[0] = a.transpose_a ? prims().sampled({c.in[1], g}, {a.pattern}) : prims().sampled({g, c.in[1]}, {a.pattern});
+            if (c.needs(1)) out[1] = prims().spmm({c.in[0], g}, {a.pattern, !a.transpose_a});
+            return out;
+          })
+          .jvp([](const Args& t, const SparseCall& c) {
+            Tensor out;
+            if (t[0].defined()) out = prims().spmm({t[0], c.in[1]}, c.attrs);
+            if (t[1].defined()) out = add_defined(out, prims().spmm({c.in[0], t[1]}, c.attrs));
+            return out;
+          });
+  Primitive<SparseAttrs> sampled =
+      Primitive<SparseAttrs>("sampled_dot")
+          .cpu([](const Args& x, const SparseAttrs& a) { return KernelOut(sampled_kernel(a.pattern, x[0], x[1])); })
+          .saves({0, 1}, false)
+          .vjp([](const Tensor& h, const SparseCall& c) {
+            Grads out(2);
+            if (c.needs(0)) out[0] = prims().spmm({h, c.in[1]}, {c.attrs.pattern, false});
+            if (c.needs(1)) out[1] = prims().spmm({h, c.in[0]}, {c.attrs.pattern, true});
+            return out;
+          })
+          .jvp([](const Args& t, const SparseCall& c) {
+            Tensor out;
+            if (t[0].defined()) out = prims().sampled({t[0], c.in[1]}, c.attrs);
+            if (t[1].defined()) out = add_defined(out, prims().sampled({c.in[0], t[1]}, c.attrs));
+            return out;
+          });
+};
+
+const SparsePrims& prims() {
+  static const SparsePrims p;
+  return p;
 }
 
 void check_operand(const char* op, const Tensor& t, DType dtype, const char* what) {
@@ -93,6 +111,8 @@ void check_operand(const char* op, const Tensor& t, DType dtype, const char* wha
 
 }  // namespace
 
+void declare_sparse_ops() { prims(); }
+
 Tensor spmm(const CsrTensor& a, const Tensor& b, bool transpose_a) {
   EMBER_CHECK(a.defined(), "spmm: the sparse operand is undefined");
   check_operand("spmm", b, a.dtype(), "the dense operand");
@@ -101,7 +121,7 @@ Tensor spmm(const CsrTensor& a, const Tensor& b, bool transpose_a) {
   EMBER_CHECK(b.dim() == 2 && b.size(0) == k, "spmm: ", transpose_a ? "A^T" : "A", " of shape [",
               transpose_a ? a.cols() : a.rows(), ", ", k, "] cannot multiply a dense operand of shape ",
               to_string(b.shape()), " (expected [", k, ", n] or [", k, "])");
-  return spmm_prim(a.pattern_ptr(), a.values(), b, transpose_a);
+  return prims().spmm({a.values(), b}, {a.pattern_ptr(), transpose_a});
 }
 
 Tensor spmv(const CsrTensor& a, const Tensor& x, bool transpose_a) {
@@ -122,7 +142,7 @@ Tensor sampled_dot(const std::shared_ptr<const CsrPattern>& pattern, const Tenso
               "sampled_dot: for a pattern of shape [", pattern->rows, ", ", pattern->cols, "] expected x [",
               pattern->rows, ", k] and y [", pattern->cols, ", k], got ", to_string(x.shape()), " and ",
               to_string(y.shape()));
-  return sampled_prim(pattern, x, y);
+  return prims().sampled({x, y}, {pattern});
 }
 
 CsrTensor spgemm(const CsrTensor& a, const CsrTensor& b, sparse::cpu::SpgemmProfile* profile) {

@@ -1,5 +1,6 @@
 // gradcheck: passes on correct functions, fails with a useful report on wrong derivative rules
-// (custom primitives recorded in the test with autograd::record), and rejects float32.
+// (primitives declared in the test), and rejects float32.
+#include "framework/autograd/primitive.h"
 #include "ops/reference.h"
 
 using namespace ember;
@@ -7,18 +8,19 @@ using namespace ember::testing;
 
 namespace {
 
-// x^2 as a custom primitive whose VJP and/or JVP can be made wrong (3x instead of 2x).
+// x^2 as a primitive whose VJP and/or JVP can be made wrong (3x instead of 2x).
+struct SquareAttrs {
+  bool wrong_vjp, wrong_jvp;
+};
 Tensor custom_square(const Tensor& x, bool wrong_vjp, bool wrong_jvp) {
-  auto r = autograd::record(
-      "custom_square", {x}, [&](const autograd::Args& a) { return custom_square(a[0], wrong_vjp, wrong_jvp); },
-      [&](const Tensor&, const autograd::Args& a) -> autograd::VjpFn {
-        double k = wrong_vjp ? 3.0 : 2.0;
-        return [x = a[0], k](const Tensor& g, int) { return g * x * k; };
-      },
-      [&](const autograd::Args& t, const Tensor&, const autograd::Args& a) {
-        return t[0] * a[0] * (wrong_jvp ? 3.0 : 2.0);
-      });
-  return r ? *r : x * x;  // x is not traced here, so this product records nothing
+  static const Primitive<SquareAttrs> op =
+      Primitive<SquareAttrs>("test_custom_square", /*builtin=*/false)
+          .cpu([](const Args& a, const SquareAttrs&) { return KernelOut(a[0] * a[0]); })  // raw: records nothing
+          .vjp([](const Tensor& g, const OpCall<SquareAttrs>& c) {
+            return Grads{g * c.in[0] * (c.attrs.wrong_vjp ? 3.0 : 2.0)};
+          })
+          .jvp([](const Args& t, const OpCall<SquareAttrs>& c) { return t[0] * c.in[0] * (c.attrs.wrong_jvp ? 3.0 : 2.0); });
+  return op({x}, SquareAttrs{wrong_vjp, wrong_jvp});
 }
 
 // The index of the largest |x|, which is where 3x and 2x disagree most.

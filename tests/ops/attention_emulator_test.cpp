@@ -23,8 +23,8 @@ std::unique_ptr<S> poisoned_shared() {
 }
 
 template <class T>
-Args<T> dims(int64_t nq, int64_t nk, int64_t d, bool causal) {
-  Args<T> a;
+cuda_attn::kern::Args<T> dims(int64_t nq, int64_t nk, int64_t d, bool causal) {
+  cuda_attn::kern::Args<T> a;
   a.nq = nq;
   a.nk = nk;
   a.d = d;
@@ -36,7 +36,7 @@ Args<T> dims(int64_t nq, int64_t nk, int64_t d, bool causal) {
 // fuse_phases: run scores and update back to back per thread, as if the barrier between them were
 // missing (the test that shows the emulator catches it).
 template <class K, class T>
-void emulate_forward(const Args<T>& a, int64_t bh, bool fuse_phases = false) {
+void emulate_forward(const cuda_attn::kern::Args<T>& a, int64_t bh, bool fuse_phases = false) {
   const int blocks = int((a.nq + 31) / 32);
   for (int by = 0; by < bh; ++by)
     for (int bx = 0; bx < blocks; ++bx) {
@@ -61,14 +61,14 @@ void emulate_forward(const Args<T>& a, int64_t bh, bool fuse_phases = false) {
 }
 
 template <class T>
-void emulate_rowdot(const Args<T>& a, int64_t rows) {
+void emulate_rowdot(const cuda_attn::kern::Args<T>& a, int64_t rows) {
   using K = RowDot<T>;
   for (int bx = 0; bx < int((rows + K::THREADS - 1) / K::THREADS); ++bx)
     for (int t = 0; t < K::THREADS; ++t) K::run(a, rows, Dim{bx, 0}, Dim{t, 0});
 }
 
 template <class KV, class KQ, class T>
-void emulate_backward(const Args<T>& a, int64_t bh) {
+void emulate_backward(const cuda_attn::kern::Args<T>& a, int64_t bh) {
   for (int by = 0; by < bh; ++by) {
     for (int bx = 0; bx < int((a.nk + 31) / 32); ++bx) {
       auto sh = poisoned_shared<typename KV::Shared>();
@@ -116,7 +116,7 @@ void check_flash(const Shape4& s, bool causal, double tol) {
   DType dt = dtype_of<T>::value;
   Tensor qt = q.to(dt), kt = k.to(dt), vt = v.to(dt), dot = dout.to(dt);
   Tensor out = empty(q.shape(), dt), lse = empty({s.bh, s.nq}, dt);
-  Args<T> a = dims<T>(s.nq, s.nk, s.d, causal);
+  cuda_attn::kern::Args<T> a = dims<T>(s.nq, s.nk, s.d, causal);
   a.q = qt.data<T>();
   a.k = kt.data<T>();
   a.v = vt.data<T>();
@@ -162,7 +162,7 @@ TEST(AttentionEmulator, AMissingBarrierIsCaught) {
   AttentionOptions o;
   Tensor ref = attention_forward(q, k, v, o).out;
   Tensor out = empty(q.shape(), DType::Float64), lse = empty({1, 40}, DType::Float64);
-  Args<double> a = dims<double>(40, 40, 8, false);
+  cuda_attn::kern::Args<double> a = dims<double>(40, 40, 8, false);
   a.q = q.data<double>();
   a.k = k.data<double>();
   a.v = v.data<double>();
@@ -187,7 +187,7 @@ TEST(AttentionEmulator, StandardPathSoftmaxKernels) {
     AttentionForward ref = attention_forward(q, k, v, o, true);
     Tensor p = (matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(d)))).contiguous();
     Tensor lse = empty({bh, nq}, DType::Float64);
-    Args<double> a = dims<double>(nq, nk, d, causal);
+    cuda_attn::kern::Args<double> a = dims<double>(nq, nk, d, causal);
     a.out_lse = lse.data<double>();
     using K = RowSoftmax<double>;
     for (int by = 0; by < bh; ++by)

@@ -83,3 +83,14 @@ TEST(LinearOp, RejectsBadShapes) {
   EXPECT_EMBER_ERROR(linear(x, w, random({4}, 3)), "bias must have shape (5)");
   EXPECT_EMBER_ERROR(linear(x.to(DType::Float32), w), "float32 but the weight is float64");
 }
+
+// in_features 0 is a legal (empty) product: the result is the bias, and its gradient flows.
+TEST(LinearOp, ZeroInFeaturesGivesTheBias) {
+  Tensor x = random({2, 3, 0}, 1), w = random({4, 0}, 2), b = random({4}, 3);
+  Tensor y = linear(x, w, b);
+  ASSERT_EQ(y.shape(), (Shape{2, 3, 4}));
+  EXPECT_TRUE(all_close(y, b.expand({2, 3, 4}), 0, 0));
+  auto [out, grads] = value_and_grads([](const std::vector<Tensor>& a) { return sum(linear(a[0], a[1], a[2])); })({x, w, b});
+  EXPECT_TRUE(all_close(grads[2], full({4}, 6.0, DType::Float64), 0, 0));
+  EXPECT_EQ(grads[0].shape(), x.shape());
+}

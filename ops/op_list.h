@@ -1,0 +1,33 @@
+// The op table of Ember's own primitives. Each family declares its primitives in one place (a
+// function-local struct of Primitive objects, built on first use); builtin_ops() builds them all,
+// so that the table is complete before anyone lists it, whatever the program has called so far.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "framework/autograd/primitive.h"
+
+namespace ember {
+
+// Every built-in primitive, in declaration order.
+std::vector<std::shared_ptr<const OpInfo>> builtin_ops();
+
+// One per op family (ops/<family>/*.cpp), called by builtin_ops().
+void declare_unary_ops();
+void declare_binary_ops();
+void declare_view_ops();
+void declare_copy_ops();
+void declare_reduce_ops();
+void declare_matmul_ops();
+void declare_linear_ops();
+void declare_softmax_ops();
+void declare_norm_ops();
+void declare_loss_ops();
+void declare_embedding_ops();
+void declare_dropout_ops();
+void declare_topk_ops();
+void declare_scan_ops();
+void declare_sparse_ops();
+void declare_attention_ops();
+
+}  // namespace ember
