@@ -27,6 +27,8 @@ AUTOGRAD_DIR = os.path.dirname(autograd.__file__)
 NODE_NAMES = {}  # id(VJPNode) -> the primitive that made it, filled as VJPNode.__init__ returns
 PLUMBING = {"metadata", "ndim", "iscomplexobj", "shape", "result_type"}  # notrace helpers: noise here
 CORE_FILES = {os.path.join(AUTOGRAD_DIR, f) for f in ("tracer.py", "core.py", "util.py")}
+# Section 4 (two inputs, packed in a tuple) also watches the container and vector-space code.
+TUPLE_FILES = {os.path.join(AUTOGRAD_DIR, f) for f in ("builtins.py", os.path.join("numpy", "numpy_vspaces.py"))}
 
 
 def short(v):
@@ -39,6 +41,18 @@ def short(v):
         v = float(v)
     if isinstance(v, float):
         return f"{v:.4g}"
+    if v is None:
+        return "None"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(v)
+    if isinstance(v, tuple):
+        return "(" + ", ".join(short(a) for a in v) + ")"
+    if type(v).__name__ == "SparseObject":
+        return f"SparseObject(vs={short(v.vs)})"
+    if type(v).__name__.endswith("VSpace"):
+        if type(v).__name__ == "ArrayVSpace":  # shape and dtype: what a cotangent must have
+            return f"ArrayVSpace({v.shape}, {v.dtype})"
+        return f"{type(v).__name__}({', '.join(short(s) for s in v.shape)})"
     if callable(v):
         return getattr(v, "__name__", "fn")
     return type(v).__name__
@@ -47,9 +61,10 @@ def short(v):
 class CallPrinter:
     """A sys.settrace hook that prints calls into autograd's core as an indented tree."""
 
-    def __init__(self, verbose=True):
+    def __init__(self, verbose=True, tuples=False):
         self.depth = 0
         self.verbose = verbose
+        self.tuples = tuples
         self.lines = 0
         self.seen = set()  # generator frames already announced (each resume is another 'call')
 
@@ -79,6 +94,12 @@ class CallPrinter:
             return f"add_outgrads(prev={prev_s}, g={short(loc['g'])})", where
         if name == "<lambda>" and "g" in loc and code.co_filename.endswith("numpy_vjps.py"):
             return f"vjp closure (g={short(loc['g'])})", where
+        if name == "vspace" and self.tuples:
+            return f"vspace({short(loc['value'])})", where
+        if name == "zeros" and self.tuples:
+            return f"{type(loc['self']).__name__}.zeros()", where
+        if name == "mut_add" and code.co_filename.endswith("builtins.py"):
+            return f"SparseObject.mut_add(A={short(loc['A'])}): add this cotangent into slot {short(loc['idx'])}", where
         if name == "toposort":
             return f"toposort(end_node={short(loc['end_node'])}): a generator, yields each node once its children are done", where
         interesting = {"make_vjp", "trace", "find_top_boxed_args", "vjp", "initialize_root", "new_root"}
@@ -90,7 +111,8 @@ class CallPrinter:
         if event != "call":
             return None
         path = frame.f_code.co_filename
-        in_core = path in CORE_FILES or (self.verbose and path.endswith("numpy_vjps.py"))
+        in_core = (path in CORE_FILES or (self.verbose and path.endswith("numpy_vjps.py"))
+                   or (self.tuples and path in TUPLE_FILES))
         if not in_core:
             return None
         name = frame.f_code.co_name
@@ -124,6 +146,8 @@ class CallPrinter:
             if name == "__init__" and "parent_argnums" in frame.f_locals:
                 fun = frame.f_locals.get("fun")
                 NODE_NAMES[id(frame.f_locals["self"])] = getattr(fun, "__name__", str(fun))
+            if name in ("vspace", "zeros") and self.tuples:
+                print(f"{'  ' * (self.depth + 1)}-> {short(arg)}")
             if name in ("add_outgrads",) and self.verbose:
                 print(f"{'  ' * (self.depth + 1)}-> ({short(arg[0])}, mutable={arg[1]})")
             if name == "find_top_boxed_args" and self.verbose:
@@ -132,8 +156,8 @@ class CallPrinter:
         return self.on_return
 
 
-def watched(fn, verbose=True):
-    printer = CallPrinter(verbose)
+def watched(fn, verbose=True, tuples=False):
+    printer = CallPrinter(verbose, tuples)
     sys.settrace(printer)
     try:
         return fn()
@@ -143,6 +167,10 @@ def watched(fn, verbose=True):
 
 def baydin_x1(x1):
     x2 = 5.0
+    return np.log(x1) + x1 * x2 - np.sin(x2)
+
+
+def baydin(x1, x2):
     return np.log(x1) + x1 * x2 - np.sin(x2)
 
 
@@ -160,6 +188,19 @@ def main():
     print("f(x) = x**3 at x = 1.5; f'' = 6x = 9\n")
     d2 = watched(lambda: grad(grad(lambda x: x**3))(1.5), verbose=False)
     print(f"\nd2f/dx2 = {d2:.4f}")
+
+    print("\n== 4. Two inputs: make_vjp(f, argnum=(0, 1)) packs (x1, x2) into one tuple ==")
+    print("f(x1, x2) = ln(x1) + x1*x2 - sin(x2) at (2, 5); x1 and x2 each fan out\n")
+    vjp2, y2 = watched(lambda: autograd.make_vjp(baydin, (0, 1))(2.0, 5.0), tuples=True)
+    print(f"\ny = {y2:.4f}\n\n-- vjp(1.0): one backward pass for both inputs --\n")
+    g2 = watched(lambda: vjp2(1.0), tuples=True)
+    print(f"\n(dy/dx1, dy/dx2) = ({float(g2[0]):.4f}, {float(g2[1]):.4f}), returned as {short(g2)} "
+          f"of {type(g2[0]).__name__}")
+    print(f"grad(f, 0)(2.0, 5.0) = {grad(baydin, 0)(2.0, 5.0):.4f}, grad(f, 1)(2.0, 5.0) = "
+          f"{grad(baydin, 1)(2.0, 5.0):.4f}  (one backward pass each, the other input a constant)")
+    ignored = grad(lambda a, b: np.sin(a), (0, 1))(1.0, 2.0)
+    print(f"grad(lambda a, b: sin(a), (0, 1))(1.0, 2.0) = ({float(ignored[0]):.4f}, {float(ignored[1]):.4f}): "
+          "the zero for b comes from TupleVSpace.zeros()")
 
 
 if __name__ == "__main__":
