@@ -29,4 +29,24 @@ std::vector<std::shared_ptr<const OpInfo>> builtin_ops() {
   return out;
 }
 
+std::shared_ptr<const OpInfo> find_primitive(const std::string& name) {
+  builtin_ops();  // built-ins exist from here on, whatever the program has called so far
+  return find_op(name);
+}
+
+ScopedVariant::ScopedVariant(const std::string& op, const std::string& variant) {
+  auto info = find_primitive(op);
+  EMBER_CHECK(info, "ScopedVariant: no primitive named '", op, "'");
+  bool found = false;
+  std::string known;
+  for (const auto& [dev, v] : info->variants) {
+    found = found || v == variant;
+    known += (known.empty() ? "" : ", ") + v + " (" + name(dev) + ")";
+  }
+  EMBER_CHECK(found, "ScopedVariant: '", op, "' has no variant '", variant, "' (it has: ",
+              known.empty() ? "none" : known, ")");
+  primitive_detail::push_variant_override(info.get(), variant);
+}
+ScopedVariant::~ScopedVariant() { primitive_detail::pop_variant_override(); }
+
 }  // namespace ember

@@ -3,6 +3,7 @@
 // so that the table is complete before anyone lists it, whatever the program has called so far.
 #pragma once
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "framework/autograd/primitive.h"
@@ -11,6 +12,19 @@ namespace ember {
 
 // Every built-in primitive, in declaration order.
 std::vector<std::shared_ptr<const OpInfo>> builtin_ops();
+// The primitive named `name`, built-in or custom; nullptr when none.
+std::shared_ptr<const OpInfo> find_primitive(const std::string& name);
+
+// While alive, every application of `op` on this thread runs kernel variant `variant` (for
+// experiments and for the tests that compare each variant with the default). Error if the op has
+// no such variant on any device.
+class ScopedVariant {
+ public:
+  ScopedVariant(const std::string& op, const std::string& variant);
+  ~ScopedVariant();
+  ScopedVariant(const ScopedVariant&) = delete;
+  ScopedVariant& operator=(const ScopedVariant&) = delete;
+};
 
 // One per op family (ops/<family>/*.cpp), called by builtin_ops().
 void declare_unary_ops();

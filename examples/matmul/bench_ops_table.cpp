@@ -33,7 +33,7 @@ void print_op_table(std::ostream& os) {
 
 nlohmann::json bench_table_op(const std::string& op, int64_t n, DType dtype, const bench::Options& timing) {
   const optable::OpSpec* spec = optable::find_spec(op);
-  EMBER_CHECK(find_op(op) && spec, "bench_ops --op: no primitive named '", op, "' (bench_ops --list shows them)");
+  EMBER_CHECK(find_primitive(op) && spec, "bench_ops --op: no primitive named '", op, "' (bench_ops --list shows them)");
   optable::Sample s = spec->bench ? spec->bench(n) : spec->samples().back();
   std::vector<Tensor> in = optable::to_dtype(s.inputs, dtype);
   std::vector<Tensor> diff;

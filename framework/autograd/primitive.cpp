@@ -39,21 +39,6 @@ std::shared_ptr<const OpInfo> find_op(const std::string& name) {
   return nullptr;
 }
 
-ScopedVariant::ScopedVariant(const std::string& op, const std::string& variant) {
-  auto info = find_op(op);
-  EMBER_CHECK(info, "ScopedVariant: no primitive named '", op, "'");
-  bool found = false;
-  std::string known;
-  for (const auto& [dev, v] : info->variants) {
-    found = found || v == variant;
-    known += (known.empty() ? "" : ", ") + v + " (" + name(dev) + ")";
-  }
-  EMBER_CHECK(found, "ScopedVariant: '", op, "' has no variant '", variant, "' (it has: ",
-              known.empty() ? "none" : known, ")");
-  t_overrides.push_back({info.get(), variant});
-}
-ScopedVariant::~ScopedVariant() { t_overrides.pop_back(); }
-
 FusedBackwardGuard::FusedBackwardGuard(bool enabled) : prev_(t_fused_enabled) { t_fused_enabled = enabled; }
 FusedBackwardGuard::~FusedBackwardGuard() { t_fused_enabled = prev_; }
 
@@ -71,6 +56,9 @@ void add_to_table(std::shared_ptr<const OpInfo> info) {
 }
 
 bool fused_enabled() { return t_fused_enabled; }
+
+void push_variant_override(const OpInfo* op, const std::string& variant) { t_overrides.push_back({op, variant}); }
+void pop_variant_override() { t_overrides.pop_back(); }
 
 const std::string* variant_override(const OpInfo* op) {
   for (auto it = t_overrides.rbegin(); it != t_overrides.rend(); ++it)

@@ -65,7 +65,6 @@ struct OpInfo {
   std::array<bool, 2> fused{};   // by Device: a fused backward kernel exists
   bool has_vjp = false, has_jvp = false, builtin = true;
   std::vector<std::pair<Device, std::string>> variants;
-  std::string summary;
   bool has_variant(Device d, const std::string& v) const;
 };
 
@@ -73,17 +72,6 @@ struct OpInfo {
 // builtin_ops() has run, and every CustomOp), in construction order.
 std::vector<std::shared_ptr<const OpInfo>> registered_ops();
 std::shared_ptr<const OpInfo> find_op(const std::string& name);  // nullptr when none
-
-// While alive, every application of `op` on this thread runs kernel variant `variant` (for
-// experiments and for the tests that compare each variant with the default). Error if the op has
-// no such variant on any device.
-class ScopedVariant {
- public:
-  ScopedVariant(const std::string& op, const std::string& variant);
-  ~ScopedVariant();
-  ScopedVariant(const ScopedVariant&) = delete;
-  ScopedVariant& operator=(const ScopedVariant&) = delete;
-};
 
 // While alive with enabled = false, backward passes on this thread use the composite VJP rules
 // even where a fused kernel could serve (the tests compare the two).
@@ -103,6 +91,8 @@ const char* intern(const std::string& name);
 void add_to_table(std::shared_ptr<const OpInfo> info);
 bool fused_enabled();
 const std::string* variant_override(const OpInfo* op);  // this thread's ScopedVariant, if any
+void push_variant_override(const OpInfo* op, const std::string& variant);
+void pop_variant_override();
 Device device_of(const OpInfo& op, const Args& args);    // checks that every input is on one device
 [[noreturn]] void no_kernel(const OpInfo& op, Device d);
 [[noreturn]] void no_variant(const OpInfo& op, Device d, const std::string& variant);
@@ -178,10 +168,6 @@ class Primitive {
   }
   Primitive& dtypes(std::initializer_list<DType> ds) {
     d_->dtypes.assign(ds.begin(), ds.end());
-    return *this;
-  }
-  Primitive& summary(const std::string& s) {
-    d_->summary = s;
     return *this;
   }
 

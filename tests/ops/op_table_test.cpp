@@ -87,7 +87,7 @@ class OpTable : public ::testing::TestWithParam<std::string> {
     if (!s) throw Error("no spec for " + GetParam());
     return *s;
   }
-  const OpInfo& info() const { return *find_op(GetParam()); }
+  const OpInfo& info() const { return *find_primitive(GetParam()); }
   bool has_dtype(DType d) const {
     return std::find(info().dtypes.begin(), info().dtypes.end(), d) != info().dtypes.end();
   }
@@ -247,7 +247,7 @@ TEST(OpTableCoverage, EveryPrimitiveHasASpecWithSamplesAndErrors) {
 }
 
 TEST(OpTableCoverage, EverySpecNamesAPrimitive) {
-  for (const OpSpec& s : all_specs()) EXPECT_TRUE(find_op(s.op)) << "spec '" << s.op << "' names no primitive";
+  for (const OpSpec& s : all_specs()) EXPECT_TRUE(find_primitive(s.op)) << "spec '" << s.op << "' names no primitive";
 }
 
 TEST(OpTableCoverage, SamplesAreRandomNotZeros) {
@@ -259,3 +259,12 @@ TEST(OpTableCoverage, SamplesAreRandomNotZeros) {
 }
 
 }  // namespace
+
+TEST(ScopedVariant, SelectsAVariantBeforeTheOpWasEverCalledAndRefusesUnknownOnes) {
+  EXPECT_EMBER_ERROR(ScopedVariant("matmul", "no_such_kernel"), "ScopedVariant: 'matmul' has no variant 'no_such_kernel'");
+  EXPECT_EMBER_ERROR(ScopedVariant("no_such_op", "naive"), "ScopedVariant: no primitive named 'no_such_op'");
+  Tensor a = ember::testing::random({5, 7}, 1), b = ember::testing::random({7, 3}, 2);
+  Tensor ref = matmul(a, b);
+  ScopedVariant use("matmul", "naive");
+  EXPECT_TRUE(close(matmul(a, b), ref, 1e-12, 0, "naive matmul"));
+}
