@@ -52,6 +52,10 @@ Tensor load_npy(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   EMBER_CHECK(f.good(), "load_npy: cannot open '", path, "'");
   std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return parse_npy(bytes, path);
+}
+
+Tensor parse_npy(const std::string& bytes, const std::string& path) {
   EMBER_CHECK(bytes.size() >= 10 && bytes.compare(0, 6, kMagic, 6) == 0, "load_npy: '", path, "' is not a .npy file");
   EMBER_CHECK(bytes[6] == 1, "load_npy: '", path, "' uses .npy format version ", int(bytes[6]), ", expected 1");
   size_t hlen = size_t(static_cast<unsigned char>(bytes[8])) | (size_t(static_cast<unsigned char>(bytes[9])) << 8);
