@@ -74,9 +74,10 @@ Tensor parse_npy(const std::string& bytes, const std::string& path) {
   std::stringstream ss(header.substr(lp + 1, rp - lp - 1));
   std::string item;
   while (std::getline(ss, item, ',')) {
-    if (item.find_first_not_of(' ') == std::string::npos) continue;
+    // Whitespace alone (the empty item after a trailing comma, also across a line break) is no entry.
+    if (item.find_first_not_of(" \t\n\r") == std::string::npos) continue;
     // strtoll rather than sscanf: it reports an entry too large for int64 instead of wrapping it.
-    const size_t b = item.find_first_not_of(" \t\n"), e = item.find_last_not_of(" \t\n");
+    const size_t b = item.find_first_not_of(" \t\n\r"), e = item.find_last_not_of(" \t\n\r");
     const std::string digits = item.substr(b, e - b + 1);
     char* end = nullptr;
     errno = 0;

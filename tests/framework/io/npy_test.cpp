@@ -73,6 +73,11 @@ TEST(Npy, ShapesThatOverflowOrAreNegativeAreRefused) {
   EXPECT_EMBER_ERROR(load_npy(path), "bad shape entry '-1'");
   write("(3,)", 4);
   EXPECT_EMBER_ERROR(load_npy(path), "header promises 12");
+  // Found by tests/fuzz/fuzz_npy: an entry of whitespace other than spaces threw std::out_of_range.
+  write("(1,\n)", 4);
+  EXPECT_EQ(load_npy(path).shape(), (Shape{1}));
+  write("(1, \t, 2)", 8);
+  EXPECT_EQ(load_npy(path).shape(), (Shape{1, 2}));
   write("(1,)", 4);  // the well-formed neighbour still loads
   EXPECT_EQ(load_npy(path).shape(), (Shape{1}));
   std::remove(path.c_str());
