@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Ember's two entry points (see README.md):
 #   ./run.sh          install what is missing, build Release, run the main job
-#   ./run.sh test     build and run the whole test suite (and, under CI, once more with sanitizers)
+#   ./run.sh test     build and run the whole test suite (and, under CI, once more with sanitizers,
+#                     then each reader of outside bytes under libFuzzer: scripts/fuzz.sh)
 # Also: ./run.sh build | ./run.sh bench-deps (the benchmark peers: PyTorch, SciPy, OpenBLAS)
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -15,6 +16,7 @@ BUILD_PACKAGES=(build-essential cmake pkg-config libgtest-dev libcxxopts-dev nlo
                 libpcre2-dev libopenblas-dev python3 python3-numpy python3-matplotlib ccache)
 DATA_PACKAGES=(dataset-fashion-mnist fortunes)
 PEER_PACKAGES=(python3-torch python3-scipy)
+FUZZ_PACKAGES=(clang)  # libFuzzer and its sanitizer runtimes come with Debian's clang
 
 have_packages() {
   local p
@@ -75,6 +77,11 @@ case "${1:-main}" in
       configure_and_build build-sanitize -DCMAKE_BUILD_TYPE=Debug -DEMBER_SANITIZE=ON -DEMBER_CUDA=OFF \
         -DEMBER_BUILD_EXAMPLES=OFF
       ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 run_tests build-sanitize
+    fi
+    if [ "${CI:-}" = "true" ] || [ "${EMBER_FUZZ_RUN:-0}" = "1" ]; then
+      echo "==> the readers of outside bytes under libFuzzer (clang, ASan + UBSan), ${FUZZ_SECONDS:-20} s each"
+      install_packages "${FUZZ_PACKAGES[@]}"
+      JOBS=$JOBS scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
     fi
     ;;
   bench-deps)

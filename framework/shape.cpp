@@ -1,12 +1,34 @@
 #include "framework/shape.h"
 
+#include <cstdint>
+
 #include "framework/error.h"
 
 namespace ember {
 
+int64_t checked_mul(int64_t a, int64_t b, const char* what) {
+  int64_t out = 0;
+  EMBER_CHECK(a >= 0 && b >= 0, what, ": sizes must be non-negative, got ", a, " and ", b);
+  EMBER_CHECK(!__builtin_mul_overflow(a, b, &out), what, ": ", a, " x ", b,
+              " overflows 64 bits (the largest size Ember accepts is 2^63-1)");
+  return out;
+}
+
+int64_t checked_bytes(int64_t numel, size_t itemsize, const char* what) {
+  int64_t out = 0;
+  EMBER_CHECK(numel >= 0, what, ": negative element count ", numel);
+  EMBER_CHECK(itemsize <= size_t(INT64_MAX) && !__builtin_mul_overflow(numel, int64_t(itemsize), &out), what, ": ",
+              numel, " elements of ", itemsize, " bytes overflow 64 bits (at most 2^63-1 bytes)");
+  return out;
+}
+
 int64_t numel(const Shape& s) {
+  // Negative sizes reach here only from shapes still being checked (views with -1 report them
+  // first); their product is kept as is, only its magnitude is checked.
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s)
+    EMBER_CHECK(!__builtin_mul_overflow(n, d, &n), "shape ", to_string(s),
+                " has more elements than fit in 64 bits (at most 2^63-1)");
   return n;
 }
 
@@ -21,7 +43,10 @@ Shape contiguous_strides(const Shape& s) {
   int64_t acc = 1;
   for (size_t i = s.size(); i-- > 0;) {
     st[i] = acc;
-    acc *= s[i];
+    // A zero size further in would hide an overflow from numel(); the strides must fit on their own.
+    EMBER_CHECK(s[i] >= 0, "shape ", to_string(s), " has a negative size (expected sizes >= 0)");
+    EMBER_CHECK(i == 0 || !__builtin_mul_overflow(acc, s[i], &acc), "shape ", to_string(s),
+                ": its strides overflow 64 bits (expected at most 2^63-1 elements per dimension step)");
   }
   return st;
 }

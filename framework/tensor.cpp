@@ -26,11 +26,15 @@ namespace {
 DeviceCopyFn g_device_copy = nullptr;
 
 std::shared_ptr<TensorImpl> raw_impl(const Shape& shape, DType dtype, Device device) {
-  for (int64_t d : shape) EMBER_CHECK(d >= 0, "empty: negative dimension in shape ", ember::to_string(shape));
+  for (int64_t d : shape)
+    EMBER_CHECK(d >= 0, "empty: negative dimension in shape ", ember::to_string(shape), " (expected sizes >= 0)");
+  // Strides first: they refuse a shape whose count overflows even when a zero size makes numel() 0.
+  Shape strides = contiguous_strides(shape);
+  const int64_t bytes = checked_bytes(numel(shape), itemsize(dtype), "empty");
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<Storage>(size_t(numel(shape)) * itemsize(dtype), device);
+  impl->storage = std::make_shared<Storage>(size_t(bytes), device);
   impl->shape = shape;
-  impl->strides = contiguous_strides(shape);
+  impl->strides = std::move(strides);
   impl->dtype = dtype;
   return impl;
 }

@@ -21,6 +21,7 @@
 #include <cxxopts.hpp>
 #include <nlohmann/json.hpp>
 
+#include "examples/common/cli_flags.h"
 #include "examples/common/cli_lists.h"
 #include "ember.h"
 #include "framework/parallel.h"
@@ -190,7 +191,9 @@ int main(int argc, char** argv) {
       ("h,help", "print this help");
   cxxopts::ParseResult args;
   try {
-    args = options.parse(argc, argv);
+    args = ember::cli::parse(options, argc, argv);
+    // The results file is checked now: a missing folder fails before the run, not after it.
+    if (args.count("json")) ember::cli::output_path("--json", args["json"].as<std::string>());
   } catch (const std::exception& e) {
     std::cerr << "bench_attention: " << e.what() << "\n" << options.help() << "\n";
     return 2;
@@ -218,9 +221,9 @@ int main(int argc, char** argv) {
     std::string dts = args["dtype"].as<std::string>();
     EMBER_CHECK(dts == "float32" || dts == "float64", "bench_attention: --dtype must be float32 or float64");
     DType dt = dts == "float32" ? DType::Float32 : DType::Float64;
-    const int64_t B = args["batch"].as<int64_t>(), H = args["heads"].as<int64_t>();
-    const int repeats = std::max(1, args["repeats"].as<int>()), warmup = std::max(0, args["warmup"].as<int>());
-    const int64_t block_m = args["block-m"].as<int64_t>(), max_std = args["max-standard-n"].as<int64_t>();
+    const int64_t B = ember::cli::flag<int64_t>(args, "batch", 1, 1 << 20), H = ember::cli::flag<int64_t>(args, "heads", 1, 4096);
+    const int repeats = std::max(1, ember::cli::flag<int>(args, "repeats", 1, 1000000)), warmup = std::max(0, ember::cli::flag<int>(args, "warmup", 0, 1000000));
+    const int64_t block_m = ember::cli::flag<int64_t>(args, "block-m", 0, 1 << 16), max_std = ember::cli::flag<int64_t>(args, "max-standard-n", 0, 1 << 24);
 
     std::vector<Config> configs;
     for (int64_t d : ds)

@@ -12,6 +12,7 @@
 #include <optional>
 #include <thread>
 
+#include "examples/common/cli_flags.h"
 #include "ember.h"
 #include "framework/parallel.h"
 
@@ -61,10 +62,10 @@ void progress(const char* what) { std::cerr << "  measuring " << what << "...\n"
 nlohmann::json run_torch(const std::string& python, const std::string& script, const cxxopts::ParseResult& a) {
   // OpenBLAS's tuning variables are unset for the peer alone (they force a slower kernel here).
   std::string cmd = "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE " + python + " " + script +
-                    " --ops " + std::to_string(a["ops"].as<int>()) + " --size " + std::to_string(a["size"].as<int>()) +
-                    " --repeats " + std::to_string(a["repeats"].as<int>()) + " --warmup " +
-                    std::to_string(a["warmup"].as<int>()) + " --mlp-repeats " + std::to_string(a["mlp-repeats"].as<int>()) +
-                    " --threads " + std::to_string(a["threads"].as<int>());
+                    " --ops " + std::to_string(ember::cli::flag<int>(a, "ops", 1, 10000000)) + " --size " + std::to_string(ember::cli::flag<int>(a, "size", 1, 1 << 30)) +
+                    " --repeats " + std::to_string(ember::cli::flag<int>(a, "repeats", 1, 1000000)) + " --warmup " +
+                    std::to_string(ember::cli::flag<int>(a, "warmup", 0, 1000000)) + " --mlp-repeats " + std::to_string(ember::cli::flag<int>(a, "mlp-repeats", 1, 1000000)) +
+                    " --threads " + std::to_string(ember::cli::flag<int>(a, "threads", 0, ember::cli::kMaxThreads));
   FILE* p = popen(cmd.c_str(), "r");
   EMBER_CHECK(p, "cannot run ", cmd);
   std::string out;
@@ -154,24 +155,26 @@ int main(int argc, char** argv) {
       cxxopts::value<std::string>()->default_value(EMBER_AUTODIFF_DIR "/bench_autograd_torch.py"))(
       "json", "write the results as JSON to this path", cxxopts::value<std::string>())("h,help", "show this help");
   try {
-    auto args = opts.parse(argc, argv);
+    auto args = ember::cli::parse(opts, argc, argv);
+    // The results file is checked now: a missing folder fails before the run, not after it.
+    if (args.count("json")) ember::cli::output_path("--json", args["json"].as<std::string>());
     if (args.count("help")) {
       std::cout << opts.help() << "\n";
       return 0;
     }
-    const int ops = args["ops"].as<int>(), size = args["size"].as<int>(), reps = args["repeats"].as<int>(),
-              warm = args["warmup"].as<int>(), mreps = args["mlp-repeats"].as<int>(), batch = args["batch"].as<int>();
+    const int ops = ember::cli::flag<int>(args, "ops", 1, 10000000), size = ember::cli::flag<int>(args, "size", 1, 1 << 30), reps = ember::cli::flag<int>(args, "repeats", 1, 1000000),
+              warm = ember::cli::flag<int>(args, "warmup", 0, 1000000), mreps = ember::cli::flag<int>(args, "mlp-repeats", 1, 1000000), batch = ember::cli::flag<int>(args, "batch", 1, 1 << 20);
     EMBER_CHECK(ops > 0 && size > 0 && reps > 0 && warm >= 0 && mreps > 0 && batch > 0,
                 "--ops, --size, --repeats, --mlp-repeats and --batch must be positive");
-    EMBER_CHECK(args["threads"].as<int>() > 0, "--threads must be positive");
+    EMBER_CHECK(ember::cli::flag<int>(args, "threads", 0, ember::cli::kMaxThreads) > 0, "--threads must be positive");
 #ifdef _OPENMP
-    omp_set_num_threads(args["threads"].as<int>());
+    omp_set_num_threads(ember::cli::flag<int>(args, "threads", 0, ember::cli::kMaxThreads));
 #endif
     std::cerr << "bench_autograd on " << cpu_name() << ", " << num_threads() << " OpenMP threads\n";
 
     // Ember and the peer take turns, round after round, and each figure is the best round's median:
     // the machine is shared, and a round that another process disturbed should not decide a ratio.
-    const int rounds = args["rounds"].as<int>();
+    const int rounds = ember::cli::flag<int>(args, "rounds", 1, 1000000);
     EMBER_CHECK(rounds > 0, "--rounds must be positive");
     nlohmann::json e, t;
     std::string load_before = load_average();

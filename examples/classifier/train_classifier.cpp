@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "examples/common/cli_flags.h"
 #include "examples/common/cli_lists.h"
 #include "framework/autograd/trace.h"
 #include "framework/data/data_loader.h"
@@ -26,6 +28,7 @@
 #include "ops/loss/cross_entropy.h"
 #include "ops/reduce/reduce.h"
 #include "progress_bar.h"
+#include "resume.h"
 
 using namespace ember;
 using json = nlohmann::json;
@@ -161,6 +164,8 @@ int run(const Config& c) {
 
   make_dirs(c.out_dir);
   const std::string ckpt_path = c.out_dir + "/checkpoint.safetensors";
+  for (const char* f : {"/checkpoint.safetensors", "/metrics.csv", "/metrics.json", "/model.safetensors"})
+    io::remove_stale_temp_files(c.out_dir + f);  // left by a run killed while writing
   json config = {{"hidden", c.hidden},         {"sizes", sizes},           {"activation", c.activation},
                  {"init", c.init},             {"optimizer", c.optimizer}, {"lr", c.lr},
                  {"min_lr", c.min_lr},         {"schedule", c.schedule},   {"warmup_steps", sched.warmup_steps},
@@ -173,14 +178,9 @@ int run(const Config& c) {
   if (!c.resume.empty()) {
     io::CheckpointInfo info = io::load_checkpoint(c.resume, *model, *opt);
     step = info.step;
-    EMBER_CHECK(info.metadata.count("epoch") && info.metadata.count("metrics"), "--resume: '", c.resume,
-                "' has no 'epoch' or 'metrics' entry; pass a checkpoint written by train_classifier");
-    try {
-      start_epoch = std::stoll(info.metadata.at("epoch"));
-      epochs = json::parse(info.metadata.at("metrics"));
-    } catch (const std::exception& e) {
-      throw Error(str("--resume: '", c.resume, "' has an unreadable epoch or metrics entry (", e.what(), ")"));
-    }
+    examples::ResumeState rs = examples::parse_resume(info.metadata, step, c.epochs, steps_per_epoch, c.resume);
+    start_epoch = rs.epoch;
+    epochs = rs.metrics;
     std::printf("resumed from %s at epoch %lld, step %lld\n", c.resume.c_str(), (long long)start_epoch, (long long)step);
   }
 
@@ -231,8 +231,9 @@ int run(const Config& c) {
                 opt->lr(), loss_sum / double(seen), double(correct) / double(seen), v.loss, v.accuracy, secs,
                 double(seen) / secs);
     std::fflush(stdout);
-    write_text(c.out_dir + "/metrics.csv", metrics_csv(epochs));
+    // The checkpoint first: metrics.csv never lists an epoch that a resumed run would train again.
     io::save_checkpoint(ckpt_path, *model, *opt, step, {{"epoch", std::to_string(epoch + 1)}, {"metrics", epochs.dump()}});
+    write_text(c.out_dir + "/metrics.csv", metrics_csv(epochs));
     if (c.stop_after > 0 && epoch + 1 == c.stop_after && epoch + 1 < c.epochs) {
       std::printf("\nstopped after epoch %lld of %lld; continue with --resume %s (and the same options)\n",
                   (long long)(epoch + 1), (long long)c.epochs, ckpt_path.c_str());
@@ -306,7 +307,7 @@ int main(int argc, char** argv) {
     ("h,help", "show this help");
   // clang-format on
   try {
-    auto r = options.parse(argc, argv);
+    auto r = cli::parse(options, argc, argv);
     if (r.count("help")) {
       std::cout << options.help() << "\nExample: train_classifier --epochs 10 --out results/classifier\n";
       return 0;
@@ -315,32 +316,30 @@ int main(int argc, char** argv) {
     c.data_dir = r["data"].as<std::string>();
     c.out_dir = r["out"].as<std::string>();
     c.resume = r["resume"].as<std::string>();
-    c.json_path = r["json"].as<std::string>();
+    c.json_path = cli::output_path("--json", r["json"].as<std::string>());
     c.hidden = parse_sizes(r["hidden"].as<std::string>());
     c.activation = r["activation"].as<std::string>();
     c.init = r["init"].as<std::string>();
     c.optimizer = r["optimizer"].as<std::string>();
     c.schedule = r["schedule"].as<std::string>();
-    c.epochs = r["epochs"].as<int64_t>();
-    c.stop_after = r["stop-after"].as<int64_t>();
-    c.batch_size = r["batch-size"].as<int64_t>();
-    c.val_size = r["val-size"].as<int64_t>();
-    c.warmup_steps = r["warmup-steps"].as<int64_t>();
-    c.limit = r["limit"].as<int64_t>();
-    c.threads = r["threads"].as<int64_t>();
+    // Every numeric flag is range-checked here, before the data is read (examples/common/cli_flags.h).
+    c.epochs = cli::flag<int64_t>(r, "epochs", 1, 100000);
+    c.stop_after = cli::flag<int64_t>(r, "stop-after", 0, c.epochs, str("0 (off) to --epochs (", c.epochs, ")"));
+    c.batch_size = cli::flag<int64_t>(r, "batch-size", 1, int64_t(1) << 20);
+    c.val_size = cli::flag<int64_t>(r, "val-size", 0, int64_t(1) << 30);
+    c.warmup_steps = cli::flag<int64_t>(r, "warmup-steps", 0, int64_t(1) << 40);
+    c.limit = cli::flag<int64_t>(r, "limit", 0, int64_t(1) << 40, "0 (all) or a positive image count");
+    c.threads = cli::flag<int64_t>(r, "threads", 0, cli::kMaxThreads);
     c.eval_batch = 1000;
-    c.lr = r["lr"].as<double>();
-    c.min_lr = r["min-lr"].as<double>();
-    c.weight_decay = r["weight-decay"].as<double>();
-    c.momentum = r["momentum"].as<double>();
-    c.dropout = r["dropout"].as<double>();
-    c.clip = r["clip-grad"].as<double>();
+    c.lr = cli::flag<double>(r, "lr", 1e-12, 10, "a learning rate from 1e-12 to 10");
+    c.min_lr = cli::flag<double>(r, "min-lr", 0, c.lr, str("0 to --lr (", c.lr, ")"));
+    c.weight_decay = cli::flag<double>(r, "weight-decay", 0, 10);
+    c.momentum = cli::flag<double>(r, "momentum", 0, 1);
+    c.dropout = cli::flag<double>(r, "dropout", 0, std::nextafter(1.0, 0.0), "a probability from 0 to below 1");
+    c.clip = cli::flag<double>(r, "clip-grad", 0, 1e9, "0 (off) or a positive gradient norm");
     c.nesterov = r.count("nesterov") > 0;
     c.progress = r.count("no-progress") == 0;
     c.seed = r["seed"].as<uint64_t>();
-    EMBER_CHECK(c.epochs > 0, "--epochs must be positive, got ", c.epochs);
-    EMBER_CHECK(c.batch_size > 0, "--batch-size must be positive, got ", c.batch_size);
-    EMBER_CHECK(c.limit >= 0, "--limit must be >= 0, got ", c.limit);
     return run(c);
   } catch (const cxxopts::exceptions::exception& e) {
     std::fprintf(stderr, "train_classifier: %s (see --help)\n", e.what());

@@ -14,6 +14,7 @@
 #include <cxxopts.hpp>
 #include <nlohmann/json.hpp>
 
+#include "examples/common/cli_flags.h"
 #include "examples/custom_op/softplus_op.h"
 
 using namespace ember;
@@ -86,7 +87,9 @@ int main(int argc, char** argv) {
       "json", "write the results to this JSON file", cxxopts::value<std::string>())("h,help", "show this help");
   cxxopts::ParseResult args;
   try {
-    args = options.parse(argc, argv);
+    args = ember::cli::parse(options, argc, argv);
+    // The results file is checked now: a missing folder fails before the run, not after it.
+    if (args.count("json")) ember::cli::output_path("--json", args["json"].as<std::string>());
   } catch (const std::exception& e) {
     std::cerr << e.what() << "\n" << options.help() << "\n";
     return 2;
@@ -95,8 +98,15 @@ int main(int argc, char** argv) {
     std::cout << options.help() << "\n";
     return 0;
   }
-  const int64_t n = args["numel"].as<int64_t>();
-  const int repeats = std::max(1, args["repeats"].as<int>());
+  int64_t n = 0;
+  int repeats = 0;
+  try {
+    n = ember::cli::flag<int64_t>(args, "numel", 1, int64_t(1) << 34);
+    repeats = ember::cli::flag<int>(args, "repeats", 1, 1000000);
+  } catch (const ember::Error& e) {
+    std::cerr << "custom_op_demo: " << e.what() << "\n";
+    return 2;
+  }
   const std::string dts = args["dtype"].as<std::string>();
   if (n <= 0 || (dts != "float32" && dts != "float64")) {
     std::cerr << "custom_op_demo: --numel must be positive and --dtype float32 or float64\n";

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "examples/common/cli_flags.h"
 #include "framework/autograd/trace.h"
 #include "framework/parallel.h"
 #include "models/gpt2/checkpoint.h"
@@ -49,18 +50,21 @@ int bench(int argc, char** argv) {
       "repeats", "timed runs per point (median reported)", cxxopts::value<int>()->default_value("1"))(
       "threads", "CPU threads (0: OpenMP's default)", cxxopts::value<int>()->default_value("0"))(
       "json", "write the results as JSON", cxxopts::value<std::string>())("h,help", "show this help");
-  auto a = o.parse(argc, argv);
+  auto a = ember::cli::parse(o, argc, argv);
   if (a.count("help")) {
     std::cout << o.help() << "\n";
     return 0;
   }
-  if (a["threads"].as<int>() > 0) set_num_threads(a["threads"].as<int>());
+  // Numeric flags and the output path are checked before the model is built (examples/common/cli_flags.h).
+  const int threads = ember::cli::flag<int>(a, "threads", 0, int(ember::cli::kMaxThreads));
+  const int repeats = ember::cli::flag<int>(a, "repeats", 1, 1000);
+  const int64_t plen = ember::cli::flag<int64_t>(a, "prompt-len", 1, kMaxPositions);
+  const std::string json_path = a.count("json") ? ember::cli::output_path("--json", a["json"].as<std::string>()) : "";
+  if (threads > 0) set_num_threads(threads);
   std::unique_ptr<GPT2> model = a.count("model") ? load_model(a["model"].as<std::string>())
                                                  : std::make_unique<GPT2>(Config::preset(a["config"].as<std::string>()));
   model->eval();
   const Config& cfg = model->config();
-  int64_t plen = a["prompt-len"].as<int64_t>();
-  int repeats = std::max(1, a["repeats"].as<int>());
   EMBER_CHECK(plen >= 1 && plen < cfg.n_positions, "--prompt-len must be in [1, ", cfg.n_positions - 1, "], got ", plen);
   // Lengths the user asked for must fit the context (checked before any run); the defaults are
   // trimmed to what fits after the prompt, with a note.
@@ -129,7 +133,7 @@ int bench(int argc, char** argv) {
     nlohmann::json j = {{"model", model->name()}, {"cpu", cpu_model()}, {"threads", num_threads()},
                         {"prompt_len", plen},     {"prefill_s", prefill}, {"kv_cache_bytes_full", probe.bytes()},
                         {"rows", rows}};
-    std::ofstream(a["json"].as<std::string>()) << j.dump(2) << "\n";
+    std::ofstream(json_path) << j.dump(2) << "\n";
   }
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "examples/common/cli_flags.h"
 #include "framework/autograd/trace.h"
 #include "framework/io/npy.h"
 #include "models/gpt2/checkpoint.h"
@@ -27,20 +28,32 @@ int generate(int argc, char** argv) {
       "print-ids", "print the generated token ids on one line instead of text")(
       "dump-logits", "write the logits of every position of the input as a float32 (T x vocab) .npy file and exit",
       cxxopts::value<std::string>())("h,help", "show this help");
-  auto a = o.parse(argc, argv);
+  auto a = ember::cli::parse(o, argc, argv);
   if (a.count("help")) {
     std::cout << o.help() << "\n";
     return 0;
   }
   EMBER_CHECK(a.count("model"), "--model DIR is required");
   EMBER_CHECK(a.count("prompt") + a.count("ids") == 1, "give exactly one of --prompt TEXT or --ids 15496,11,...");
+  // Every numeric flag is checked before the model is loaded (examples/common/cli_flags.h).
+  SamplingOptions s;
+  s.max_new_tokens = ember::cli::flag<int64_t>(a, "max-new-tokens", 0, kMaxPositions);
+  s.temperature = ember::cli::flag<double>(a, "temperature", 0, 100, "0 (greedy) to 100");
+  s.top_k = ember::cli::flag<int64_t>(a, "top-k", 0, kMaxVocab, str("0 (all) to ", kMaxVocab));
+  s.top_p = ember::cli::flag<double>(a, "top-p", 1e-9, 1, "a probability mass in (0, 1]");
+  s.seed = a["seed"].as<uint64_t>();
+  s.use_cache = !a.count("no-cache");
+  const std::string dump = a.count("dump-logits") ? ember::cli::output_path("--dump-logits", a["dump-logits"].as<std::string>()) : "";
   std::string dir = a["model"].as<std::string>();
   auto model = load_model(dir);
   model->eval();
   model->set_attention_impl(parse_attention_impl(a["attention"].as<std::string>()));
   bool have_tokenizer = std::filesystem::exists(dir + "/vocab.json");
   std::unique_ptr<Tokenizer> tok;
-  if (have_tokenizer) tok = std::make_unique<Tokenizer>(Tokenizer::from_dir(dir));
+  if (have_tokenizer) {
+    tok = std::make_unique<Tokenizer>(Tokenizer::from_dir(dir));
+    tok->check_covers(model->config().vocab_size, dir + "/vocab.json");  // now, not at the first unknown id
+  }
   std::vector<int64_t> prompt;
   if (a.count("ids")) {
     prompt = parse_ids(a["ids"].as<std::string>());
@@ -48,20 +61,18 @@ int generate(int argc, char** argv) {
     EMBER_CHECK(tok, "--prompt needs vocab.json and merges.txt in ", dir, " (or pass --ids)");
     prompt = tok->encode(a["prompt"].as<std::string>());
   }
+  const int64_t context = model->config().n_positions, room = context - int64_t(prompt.size());
+  EMBER_CHECK(room >= 0, "the prompt (", prompt.size(), " tokens) is longer than the model's context (", context, ")");
+  EMBER_CHECK(a.count("dump-logits") || s.max_new_tokens <= room, "--max-new-tokens: ", s.max_new_tokens,
+              " does not fit the model's context (expected at most ", room, ": n_positions ", context, " minus the ",
+              prompt.size(), "-token prompt)");
   if (a.count("dump-logits")) {
     autograd::NoGradGuard ng;
     Tensor logits = model->forward(from_vector(prompt, {1, int64_t(prompt.size())}));
-    save_npy(a["dump-logits"].as<std::string>(), logits.reshape({int64_t(prompt.size()), -1}));
-    std::cerr << "wrote logits of " << prompt.size() << " positions to " << a["dump-logits"].as<std::string>() << "\n";
+    save_npy(dump, logits.reshape({int64_t(prompt.size()), -1}));
+    std::cerr << "wrote logits of " << prompt.size() << " positions to " << dump << "\n";
     return 0;
   }
-  SamplingOptions s;
-  s.max_new_tokens = a["max-new-tokens"].as<int64_t>();
-  s.temperature = a["temperature"].as<double>();
-  s.top_k = a["top-k"].as<int64_t>();
-  s.top_p = a["top-p"].as<double>();
-  s.seed = a["seed"].as<uint64_t>();
-  s.use_cache = !a.count("no-cache");
   if (tok) s.stop_token = tok->eot_id();
   bool print_ids = a.count("print-ids") || !tok;
   if (!print_ids) std::cout << tok->decode(prompt) << std::flush;

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "examples/common/cli_flags.h"
 
 namespace ember::gpt2::cli {
 
@@ -10,7 +11,7 @@ int tokenize(int argc, char** argv) {
   o.add_options()("model", "model folder holding vocab.json and merges.txt", cxxopts::value<std::string>())(
       "text", "text to encode", cxxopts::value<std::string>())(
       "decode", "comma-separated token ids to decode instead", cxxopts::value<std::string>())("h,help", "show this help");
-  auto a = o.parse(argc, argv);
+  auto a = ember::cli::parse(o, argc, argv);
   if (a.count("help")) {
     std::cout << o.help() << "\n";
     return 0;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "examples/common/cli_flags.h"
 #include "framework/autograd/trace.h"
 #include "framework/optim/adam.h"
 #include "framework/optim/clip_grad.h"
@@ -59,22 +60,29 @@ int train(int argc, char** argv) {
       "seed", "seed for initialisation and batches", cxxopts::value<uint64_t>()->default_value("0"))(
       "sample-tokens", "tokens of sample text to print at the end", cxxopts::value<int64_t>()->default_value("300"))(
       "h,help", "show this help");
-  auto a = o.parse(argc, argv);
+  auto a = ember::cli::parse(o, argc, argv);
   if (a.count("help")) {
     std::cout << o.help() << "\n";
     return 0;
   }
-  int64_t steps = a["steps"].as<int64_t>(), batch = a["batch"].as<int64_t>(), context = a["context"].as<int64_t>();
-  int64_t eval_every = a["eval-every"].as<int64_t>(), eval_batches = a["eval-batches"].as<int64_t>();
-  EMBER_CHECK(steps > 0 && batch > 0 && context > 1 && eval_every > 0 && eval_batches > 0,
-              "steps, batch, eval-every and eval-batches must be positive and context > 1");
-  TextCorpus data = TextCorpus::from_fortunes(a["data"].as<std::string>());
+  // Every numeric flag is checked before the text is read (examples/common/cli_flags.h).
+  using ember::cli::flag;
+  const int64_t steps = flag<int64_t>(a, "steps", 1, int64_t(1) << 40), batch = flag<int64_t>(a, "batch", 1, 1 << 16);
+  const int64_t context = flag<int64_t>(a, "context", 2, kMaxPositions);
+  const int64_t eval_every = flag<int64_t>(a, "eval-every", 1, int64_t(1) << 40);
+  const int64_t eval_batches = flag<int64_t>(a, "eval-batches", 1, 1 << 20);
   Config cfg;
-  cfg.n_layer = a["layers"].as<int64_t>();
-  cfg.n_head = a["heads"].as<int64_t>();
-  cfg.n_embd = a["embd"].as<int64_t>();
+  cfg.n_layer = flag<int64_t>(a, "layers", 1, kMaxLayers);
+  cfg.n_head = flag<int64_t>(a, "heads", 1, kMaxHeads);
+  cfg.n_embd = flag<int64_t>(a, "embd", 1, kMaxEmbd);
+  EMBER_CHECK(cfg.n_embd % cfg.n_head == 0, "--embd: ", cfg.n_embd, " is not divisible by --heads ", cfg.n_head,
+              " (expected a multiple of it)");
   cfg.vocab_size = 257;
   cfg.n_positions = context;
+  const double lr = flag<double>(a, "lr", 1e-12, 10, "a learning rate from 1e-12 to 10");
+  const double minutes = flag<double>(a, "minutes", 1e-6, 1e6, "a positive number of minutes");
+  const int64_t sample_tokens = flag<int64_t>(a, "sample-tokens", 0, 1 << 20);
+  TextCorpus data = TextCorpus::from_fortunes(a["data"].as<std::string>());
   GPT2 model(cfg, a["seed"].as<uint64_t>());
   double unigram = data.unigram_loss();
   std::cerr << "gpt2 train: " << model.name() << ", " << model.num_parameters() << " parameters; "
@@ -82,10 +90,10 @@ int train(int argc, char** argv) {
             << std::fixed << std::setprecision(3) << unigram << " nats/byte\n";
 
   optim::AdamOptions ao;
-  ao.lr = a["lr"].as<double>();
+  ao.lr = lr;
   ao.weight_decay = 0.1;
   optim::AdamW opt(model.parameters(), ao);
-  double peak = ao.lr, minutes = a["minutes"].as<double>();
+  double peak = ao.lr;
   int64_t warmup = std::min<int64_t>(100, steps / 10 + 1);
   Generator gen(a["seed"].as<uint64_t>() + 1);
   nlohmann::json log = nlohmann::json::array();
@@ -137,7 +145,7 @@ int train(int argc, char** argv) {
   std::cout << "saved the model to " << out << "\n\nsample:\n";
   Tokenizer tok = Tokenizer::from_dir(out);
   SamplingOptions s;
-  s.max_new_tokens = std::min<int64_t>(a["sample-tokens"].as<int64_t>(), context - 2);
+  s.max_new_tokens = std::min<int64_t>(sample_tokens, context - 2);
   s.temperature = 0.8;
   s.seed = 1;
   std::vector<int64_t> prompt = tok.encode("Q: ");

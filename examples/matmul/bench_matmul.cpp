@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "examples/common/cli_flags.h"
 #include "examples/common/cli_lists.h"
 #include "examples/matmul/matmul_bench.h"
 
@@ -82,7 +83,9 @@ int main(int argc, char** argv) {
       ("json", "write the results to this JSON file", cxxopts::value<std::string>())
       ("h,help", "show this help");
   try {
-    auto args = options.parse(argc, argv);
+    auto args = ember::cli::parse(options, argc, argv);
+    // The results file is checked now: a missing folder fails before the run, not after it.
+    if (args.count("json")) ember::cli::output_path("--json", args["json"].as<std::string>());
     if (args.count("help")) {
       std::cout << options.help() << std::endl;
       return 0;
@@ -120,7 +123,7 @@ int main(int argc, char** argv) {
                   "bench_matmul: --shapes wants MxKxN with positive sizes, got '", s, "'");
       cfg.cases.push_back({m, k, n, str(m, "x", k, "@", k, "x", n)});
     }
-    int64_t tokens = args["gpt2-tokens"].as<int64_t>();
+    int64_t tokens = ember::cli::flag<int64_t>(args, "gpt2-tokens", 1, 1 << 20);
     if (tokens > 0)
       for (const Case& c : gpt2_cases(tokens)) cfg.cases.push_back(c);
     std::string vs = args["variants"].as<std::string>();
@@ -128,15 +131,15 @@ int main(int argc, char** argv) {
     cfg.dtype = args["dtype"].as<std::string>() == "float64" ? DType::Float64 : DType::Float32;
     EMBER_CHECK(args["dtype"].as<std::string>() == "float64" || args["dtype"].as<std::string>() == "float32",
                 "bench_matmul: --dtype must be float32 or float64");
-    cfg.timing.warmup = args["warmup"].as<int>();
-    cfg.timing.repeats = args["repeats"].as<int>();
+    cfg.timing.warmup = ember::cli::flag<int>(args, "warmup", 0, 1000000);
+    cfg.timing.repeats = ember::cli::flag<int>(args, "repeats", 1, 1000000);
     cfg.timing.min_repeats = std::min(3, cfg.timing.repeats);
-    cfg.timing.max_seconds = args["max-seconds"].as<double>();
-    cfg.threads = args["threads"].as<int>();
-    cfg.naive_max = args["naive-max"].as<int64_t>();
-    cfg.fma_units = args["fma-units"].as<int>();
+    cfg.timing.max_seconds = ember::cli::flag<double>(args, "max-seconds", 0, 1e6);
+    cfg.threads = ember::cli::flag<int>(args, "threads", 0, ember::cli::kMaxThreads);
+    cfg.naive_max = ember::cli::flag<int64_t>(args, "naive-max", 0, 1 << 16);
+    cfg.fma_units = ember::cli::flag<int>(args, "fma-units", 1, 16);
     cfg.seed = args["seed"].as<uint64_t>();
-    cfg.wait_quiet_s = args["wait-quiet"].as<double>();
+    cfg.wait_quiet_s = ember::cli::flag<double>(args, "wait-quiet", 0, 3600);
 
     nlohmann::json machine = backend->describe ? backend->describe(cfg) : nlohmann::json::object();
     for (auto& [k, v] : machine.items()) std::cout << k << ": " << (v.is_string() ? v.get<std::string>() : v.dump()) << "\n";

@@ -10,6 +10,7 @@
 #include <functional>
 #include <iostream>
 
+#include "examples/common/cli_flags.h"
 #include "ember.h"
 #include "examples/common/cli_lists.h"
 #include "examples/common/bench.h"
@@ -48,7 +49,9 @@ int main(int argc, char** argv) {
       ("json", "write the results to this JSON file", cxxopts::value<std::string>())
       ("h,help", "show this help");
   try {
-    auto args = options.parse(argc, argv);
+    auto args = ember::cli::parse(options, argc, argv);
+    // The results file is checked now: a missing folder fails before the run, not after it.
+    if (args.count("json")) ember::cli::output_path("--json", args["json"].as<std::string>());
     if (args.count("help")) {
       std::cout << options.help() << std::endl;
       return 0;
@@ -60,14 +63,14 @@ int main(int argc, char** argv) {
     std::string dts = args["dtype"].as<std::string>();
     EMBER_CHECK(dts == "float32" || dts == "float64", "bench_ops: --dtype must be float32 or float64, got ", dts);
     DType dt = dts == "float32" ? DType::Float32 : DType::Float64;
-    int threads = args["threads"].as<int>() > 0 ? args["threads"].as<int>() : num_threads();
+    int threads = ember::cli::flag<int>(args, "threads", 0, ember::cli::kMaxThreads) > 0 ? ember::cli::flag<int>(args, "threads", 0, ember::cli::kMaxThreads) : num_threads();
 #ifdef _OPENMP
     omp_set_num_threads(threads);
 #endif
     const std::vector<std::string> only = cli::split_commas(args["ops"].as<std::string>());
     bench::Options timing;
-    timing.warmup = args["warmup"].as<int>();
-    timing.repeats = args["repeats"].as<int>();
+    timing.warmup = ember::cli::flag<int>(args, "warmup", 0, 1000000);
+    timing.repeats = ember::cli::flag<int>(args, "repeats", 1, 1000000);
     timing.min_repeats = std::min(3, timing.repeats);
     bench::CpuInfo cpu = bench::cpu_info();
     if (args.count("op")) {
@@ -104,7 +107,7 @@ int main(int argc, char** argv) {
       auto copy = [&] {
         parallel_for(int64_t(bytes), 1 << 16, [&](int64_t b, int64_t e) { std::memcpy(&dst[size_t(b)], &src[size_t(b)], size_t(e - b)); });
       };
-      double wait_quiet = args["wait-quiet"].as<double>();
+      double wait_quiet = ember::cli::flag<double>(args, "wait-quiet", 0, 3600);
       auto quiet = [&] { return wait_quiet > 0 ? bench::wait_for_quiet(wait_quiet) : -1.0; };
       double idle = quiet();
       bench::Timing tm = bench::measure(copy, timing);

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <map>
 
+#include "examples/common/cli_flags.h"
 #include "cases.h"
 #include "cpu_bench.h"
 #include "examples/common/cli_lists.h"
@@ -113,7 +114,9 @@ int main(int argc, char** argv) {
     ("h,help", "this help");
   // clang-format on
   try {
-    auto args = opts.parse(argc, argv);
+    auto args = ember::cli::parse(opts, argc, argv);
+    // The results file is checked now: a missing folder fails before the run, not after it.
+    if (args.count("json")) ember::cli::output_path("--json", args["json"].as<std::string>());
     if (args.count("help")) {
       std::cout << opts.help() << "\nTimes: 'op' = the operation alone on prepared operands (CSR built, data on the "
                                   "device, handles/descriptors/workspace cached).\n'setup' = starting from a dense "
@@ -122,22 +125,22 @@ int main(int argc, char** argv) {
       return 0;
     }
     Config cfg;
-    cfg.warmup = args["warmup"].as<int>();
-    cfg.repeats = args["repeats"].as<int>();
+    cfg.warmup = ember::cli::flag<int>(args, "warmup", 0, 1000000);
+    cfg.repeats = ember::cli::flag<int>(args, "repeats", 1, 1000000);
     cfg.threads.clear();
     for (int64_t t : cli::int_list(args["threads"].as<std::string>(), "--threads", "thread counts such as 1,2"))
       cfg.threads.push_back(int(t));
-    cfg.max_products = args["max-products"].as<double>();
-    cfg.max_dense_bytes = args["max-dense-mb"].as<int64_t>() << 20;
-    cfg.max_dense_gemm_n = args["max-dense-gemm-n"].as<int64_t>();
+    cfg.max_products = ember::cli::flag<double>(args, "max-products", 0, 1e18);
+    cfg.max_dense_bytes = ember::cli::flag<int64_t>(args, "max-dense-mb", 0, int64_t(1) << 23) << 20;
+    cfg.max_dense_gemm_n = ember::cli::flag<int64_t>(args, "max-dense-gemm-n", 0, 1 << 20);
     std::vector<double> densities = cli::double_list(args["densities"].as<std::string>(), "--densities", "densities such as 1e-3,0.01");
     std::vector<double> spmv_sizes = cli::double_list(args["spmv-sizes"].as<std::string>(), "--spmv-sizes", "sizes such as 4096,16384");
     std::vector<double> spgemm_sizes = cli::double_list(args["spgemm-sizes"].as<std::string>(), "--spgemm-sizes", "sizes such as 1024,4096");
     std::vector<double> large_d = cli::double_list(args["large-densities"].as<std::string>(), "--large-densities", "densities such as 1e-4");
-    int64_t large_n = args["large-n"].as<int64_t>();
-    int64_t profile_n = args["profile-n"].as<int64_t>();
-    double profile_d = args["profile-density"].as<double>();
-    int64_t stream_mb = args["stream-mb"].as<int64_t>();
+    int64_t large_n = ember::cli::flag<int64_t>(args, "large-n", 0, 1 << 24);
+    int64_t profile_n = ember::cli::flag<int64_t>(args, "profile-n", 0, 1 << 24);
+    double profile_d = ember::cli::flag<double>(args, "profile-density", 0, 1);
+    int64_t stream_mb = ember::cli::flag<int64_t>(args, "stream-mb", 0, 1 << 20);
     if (args["quick"].as<bool>()) {
       densities = {1e-3, 0.05, 0.3};
       spmv_sizes = {256};
@@ -192,7 +195,7 @@ int main(int argc, char** argv) {
     // ---- memory bandwidth ----
     if (run_cpu) {
       size_t bytes = size_t(stream_mb) << 20;
-      if (args["wait-quiet"].as<double>() > 0) wait_quiet(args["wait-quiet"].as<double>());
+      if (ember::cli::flag<double>(args, "wait-quiet", 0, 3600) > 0) wait_quiet(ember::cli::flag<double>(args, "wait-quiet", 0, 3600));
       CpuSample q0 = cpu_sample();
       double bw1 = stream_copy_gbs(bytes, 1, 10), bwn = stream_copy_gbs(bytes, default_threads, 10);
       double others = others_cores(q0, cpu_sample());
@@ -252,7 +255,7 @@ int main(int argc, char** argv) {
       progress.step(id);
       double k = c.d * double(c.n);  // nonzeros per row
       json row{{"n", c.n}, {"density", c.d}, {"id", id}};
-      double quiet_s = args["wait-quiet"].as<double>();
+      double quiet_s = ember::cli::flag<double>(args, "wait-quiet", 0, 3600);
       if (quiet_s > 0) row["others_cores_before"] = wait_quiet(quiet_s);
       CpuSample s0 = cpu_sample();
       if (c.op == "spgemm" && double(c.n) * k * k > cfg.max_products) {

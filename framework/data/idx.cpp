@@ -2,10 +2,13 @@
 
 #include <zlib.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <new>
 
 namespace ember::data {
 
@@ -48,11 +51,7 @@ struct GzCloser {
 
 }  // namespace
 
-int64_t IdxArray::numel() const {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
+int64_t IdxArray::numel() const { return ember::numel(dims); }
 
 Tensor IdxArray::to_float(double scale) const {
   Tensor t = empty(dims, DType::Float32);
@@ -101,44 +100,125 @@ IdxArray parse_idx(const std::vector<uint8_t>& b, const std::string& what) {
               " elements (truncated or corrupt)");
   EMBER_CHECK(b.size() == header + count * es, "IDX ", what, ": header declares shape ", shape, " (", count * es,
               " data bytes) but the file has ", b.size() - header, " data bytes (corrupt)");
+  // A zero size makes the count 0 whatever the other sizes are; the strides of the tensor made
+  // from it must still fit in 64 bits, so (0, 4294967295, 4294967295) is refused here, by name.
+  try {
+    contiguous_strides(a.dims);
+  } catch (const Error&) {
+    throw Error(str("IDX ", what, ": header declares shape ", shape,
+                    ", whose per-item size overflows 64 bits (corrupt header; expected e.g. (N, 28, 28))"));
+  }
   a.payload.assign(b.begin() + long(header), b.end());
   return a;
 }
 
-std::vector<uint8_t> read_gzip_file(const std::string& path, size_t max_bytes) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> probe(std::fopen(path.c_str(), "rb"), &std::fclose);
-  EMBER_CHECK(probe, "cannot open '", path, "': ", std::strerror(errno));
-  probe.reset();
-  std::unique_ptr<gzFile_s, GzCloser> f(gzopen(path.c_str(), "rb"));
-  EMBER_CHECK(f, "cannot open '", path, "' through zlib");
-  std::vector<uint8_t> out;
-  std::vector<uint8_t> chunk(1 << 16);
-  for (;;) {
-    int got = gzread(f.get(), chunk.data(), unsigned(chunk.size()));
-    if (got < 0) {
-      int code = 0;
-      const char* msg = gzerror(f.get(), &code);
-      throw Error(str("'", path, "': corrupt gzip data (zlib: ", msg ? msg : "unknown error", ")"));
+namespace {
+
+// A gzip (or plain: zlib passes those through) file read in pieces, so that callers bound how
+// much is inflated by what they expect instead of inflating a bomb whole.
+class GzStream {
+ public:
+  explicit GzStream(const std::string& path) : path_(path) {
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> probe(std::fopen(path.c_str(), "rb"), &std::fclose);
+    EMBER_CHECK(probe, "cannot open '", path, "': ", std::strerror(errno));
+    probe.reset();
+    f_.reset(gzopen(path.c_str(), "rb"));
+    EMBER_CHECK(f_, "cannot open '", path, "' through zlib");
+  }
+  // Appends up to n bytes to out; fewer only at the end of the stream.
+  size_t append(std::vector<uint8_t>& out, size_t n) {
+    size_t total = 0;
+    while (total < n) {
+      const unsigned want = unsigned(std::min<size_t>(n - total, size_t(1) << 20));
+      const size_t at = out.size();
+      out.resize(at + want);
+      int got = gzread(f_.get(), out.data() + at, want);
+      out.resize(at + size_t(std::max(got, 0)));
+      if (got < 0) {
+        int code = 0;
+        const char* msg = gzerror(f_.get(), &code);
+        throw Error(str("'", path_, "': corrupt gzip data (zlib: ", msg ? msg : "unknown error", ")"));
+      }
+      if (got == 0) break;
+      total += size_t(got);
     }
-    if (got == 0) break;
-    EMBER_CHECK(out.size() + size_t(got) <= max_bytes, "'", path, "': decompresses to more than ", max_bytes, " bytes");
-    out.insert(out.end(), chunk.begin(), chunk.begin() + got);
+    return total;
   }
   // gzread returns 0 both at a clean end and when the stream stops early; gzerror tells them apart.
-  int code = 0;
-  const char* msg = gzerror(f.get(), &code);
-  EMBER_CHECK(code == Z_OK || code == Z_STREAM_END, "'", path, "': corrupt or truncated gzip data (zlib: ",
-              msg ? msg : "unknown error", ")");
-  return out;
+  void check_clean_end() {
+    int code = 0;
+    const char* msg = gzerror(f_.get(), &code);
+    EMBER_CHECK(code == Z_OK || code == Z_STREAM_END, "'", path_, "': corrupt or truncated gzip data (zlib: ",
+                msg ? msg : "unknown error", ")");
+  }
+
+ private:
+  std::string path_;
+  std::unique_ptr<gzFile_s, GzCloser> f_;
+};
+
+std::string bad_alloc_message(const std::string& path) {
+  return str("'", path, "': not enough memory to read it (corrupt sizes in its header, or a file too large)");
 }
 
-IdxArray read_idx(const std::string& path) { return parse_idx(read_gzip_file(path), "'" + path + "'"); }
+}  // namespace
+
+std::vector<uint8_t> read_gzip_file(const std::string& path, size_t max_bytes) {
+  try {
+    GzStream in(path);
+    std::vector<uint8_t> out;
+    in.append(out, max_bytes);
+    std::vector<uint8_t> extra;
+    EMBER_CHECK(in.append(extra, 1) == 0, "'", path, "': decompresses to more than ", max_bytes, " bytes");
+    in.check_clean_end();
+    return out;
+  } catch (const std::bad_alloc&) {
+    throw Error(bad_alloc_message(path));
+  }
+}
+
+IdxArray read_idx(const std::string& path, size_t max_bytes) {
+  const std::string what = "'" + path + "'";
+  try {
+    GzStream in(path);
+    // The header first (4 bytes, then 4 per dimension); parse_idx names whatever is short or wrong.
+    std::vector<uint8_t> bytes;
+    in.append(bytes, 4);
+    if (bytes.size() < 4 || bytes[0] != 0 || bytes[1] != 0 || type_size(bytes[2]) == 0 || bytes[3] == 0)
+      return parse_idx(bytes, what);
+    const size_t ndim = bytes[3], header = 4 + 4 * ndim;
+    in.append(bytes, header - 4);
+    if (bytes.size() < header) return parse_idx(bytes, what);
+    // Inflate no more than the header declares (plus one byte, to notice a longer stream), so a
+    // small file that inflates to gigabytes stops at the size its header admits to.
+    uint64_t count = type_size(bytes[2]);
+    for (size_t d = 0; d < ndim; ++d) {
+      const uint64_t n = read_be(bytes.data() + 4 + 4 * d, 4);
+      count = (n != 0 && count > std::numeric_limits<uint64_t>::max() / n) ? std::numeric_limits<uint64_t>::max()
+                                                                            : count * n;
+    }
+    EMBER_CHECK(count <= max_bytes && header <= max_bytes - count, "IDX ", what, ": header declares ", count, " data bytes, more than the ",
+                max_bytes, "-byte limit of this reader (corrupt header?)");
+    in.append(bytes, size_t(count) + 1);
+    if (bytes.size() == header + count) {  // all the data: reading on checks the gzip trailer (CRC, length)
+      std::vector<uint8_t> extra;
+      in.append(extra, 1);
+      in.check_clean_end();
+    } else if (bytes.size() < header + count) {
+      in.check_clean_end();  // a corrupt stream says so before parse_idx calls the file short
+    }
+    return parse_idx(bytes, what);  // a longer or shorter payload is refused there, with the sizes
+  } catch (const std::bad_alloc&) {
+    throw Error(bad_alloc_message(path));
+  }
+}
 
 void write_idx(const std::string& path, const IdxArray& a, bool gzip) {
   EMBER_CHECK(type_size(a.type_code) != 0, "write_idx: unknown element type code ", int(a.type_code));
   EMBER_CHECK(!a.dims.empty() && a.dims.size() < 256, "write_idx: need 1 to 255 dimensions, got ", a.dims.size());
-  EMBER_CHECK(a.payload.size() == size_t(a.numel()) * type_size(a.type_code), "write_idx: payload has ",
-              a.payload.size(), " bytes, the shape needs ", size_t(a.numel()) * type_size(a.type_code));
+  const int64_t need = checked_bytes(a.numel(), type_size(a.type_code), "write_idx");
+  EMBER_CHECK(a.payload.size() == uint64_t(need), "write_idx: payload has ", a.payload.size(),
+              " bytes, the shape needs ", need);
   std::vector<uint8_t> bytes = {0, 0, a.type_code, uint8_t(a.dims.size())};
   for (int64_t d : a.dims) {
     EMBER_CHECK(d >= 0 && d <= int64_t(std::numeric_limits<uint32_t>::max()), "write_idx: dimension ", d, " out of range");

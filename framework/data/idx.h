@@ -25,7 +25,9 @@ struct IdxArray {
 IdxArray parse_idx(const std::vector<uint8_t>& bytes, const std::string& what);
 // Reads a file, gunzipping it when it starts with the gzip magic. Errors (missing file, corrupt
 // gzip stream, failed CRC, truncated or inconsistent IDX data) raise ember::Error naming the path.
-IdxArray read_idx(const std::string& path);
+// It inflates no more than the header declares (a gzip bomb stops there) and never more than
+// max_bytes in all; running out of memory is an ember::Error too.
+IdxArray read_idx(const std::string& path, size_t max_bytes = size_t(1) << 32);
 // The whole decompressed content of a gzip (or plain) file; refuses more than max_bytes.
 std::vector<uint8_t> read_gzip_file(const std::string& path, size_t max_bytes = size_t(1) << 32);
 

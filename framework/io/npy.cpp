@@ -1,6 +1,8 @@
 #include "framework/io/npy.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -50,6 +52,10 @@ Tensor load_npy(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   EMBER_CHECK(f.good(), "load_npy: cannot open '", path, "'");
   std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return parse_npy(bytes, path);
+}
+
+Tensor parse_npy(const std::string& bytes, const std::string& path) {
   EMBER_CHECK(bytes.size() >= 10 && bytes.compare(0, 6, kMagic, 6) == 0, "load_npy: '", path, "' is not a .npy file");
   EMBER_CHECK(bytes[6] == 1, "load_npy: '", path, "' uses .npy format version ", int(bytes[6]), ", expected 1");
   size_t hlen = size_t(static_cast<unsigned char>(bytes[8])) | (size_t(static_cast<unsigned char>(bytes[9])) << 8);
@@ -68,16 +74,31 @@ Tensor load_npy(const std::string& path) {
   std::stringstream ss(header.substr(lp + 1, rp - lp - 1));
   std::string item;
   while (std::getline(ss, item, ',')) {
-    if (item.find_first_not_of(' ') == std::string::npos) continue;
-    long long d = 0;
-    EMBER_CHECK(std::sscanf(item.c_str(), " %lld", &d) == 1 && d >= 0, "load_npy: bad shape entry '", item, "'");
+    // Whitespace alone (the empty item after a trailing comma, also across a line break) is no entry.
+    if (item.find_first_not_of(" \t\n\r") == std::string::npos) continue;
+    // strtoll rather than sscanf: it reports an entry too large for int64 instead of wrapping it.
+    const size_t b = item.find_first_not_of(" \t\n\r"), e = item.find_last_not_of(" \t\n\r");
+    const std::string digits = item.substr(b, e - b + 1);
+    char* end = nullptr;
+    errno = 0;
+    const long long d = std::strtoll(digits.c_str(), &end, 10);
+    EMBER_CHECK(end == digits.c_str() + digits.size() && errno == 0 && d >= 0, "load_npy: '", path,
+                "' has a bad shape entry '", digits, "' (expected a non-negative integer below 2^63)");
     shape.push_back(d);
   }
-  size_t need = size_t(numel(shape)) * itemsize(dtype);
-  EMBER_CHECK(bytes.size() - 10 - hlen == need, "load_npy: '", path, "' holds ", bytes.size() - 10 - hlen,
-              " data bytes, its header promises ", need);
+  // Checked products: a shape such as (274177, 67280421310721) multiplies to 2^64 + 1, which would
+  // wrap to 1 element and let a 4-byte data section pass for a huge tensor.
+  int64_t need = 0;
+  try {
+    contiguous_strides(shape);
+    need = checked_bytes(numel(shape), itemsize(dtype), "load_npy");
+  } catch (const Error& err) {
+    throw Error(str("load_npy: '", path, "' declares shape ", to_string(shape), ", too large to hold: ", err.what()));
+  }
+  EMBER_CHECK(bytes.size() - 10 - hlen == uint64_t(need), "load_npy: '", path, "' holds ", bytes.size() - 10 - hlen,
+              " data bytes, its header promises ", need, " for shape ", to_string(shape));
   Tensor t = empty(shape, dtype);
-  if (need) std::memcpy(t.raw_data(), bytes.data() + 10 + hlen, need);
+  if (need) std::memcpy(t.raw_data(), bytes.data() + 10 + hlen, size_t(need));
   return t;
 }
 

@@ -11,5 +11,7 @@ namespace ember {
 void save_npy(const std::string& path, const Tensor& t);
 // Reads a C-ordered little-endian float32, float64 or int64 .npy file; checks sizes before reading.
 Tensor load_npy(const std::string& path);
+// The same from bytes held in memory (the fuzz harness and tests); `path` names them in errors.
+Tensor parse_npy(const std::string& bytes, const std::string& path = "npy buffer");
 
 }  // namespace ember

@@ -1,11 +1,13 @@
 #include "framework/io/safetensors.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -136,6 +138,11 @@ std::vector<Entry> parse_header(const char* text, size_t len, uint64_t data_len,
     EMBER_CHECK(!overflow && count <= (e.end - e.begin) / es && count * es == e.end - e.begin, where, ": shape ",
                 to_string(e.shape), " of ", e.dtype, " needs ", overflow ? std::string("too many") : std::to_string(count * es),
                 " bytes but data_offsets span ", e.end - e.begin);
+    try {
+      contiguous_strides(e.shape);  // a zero size must not hide sizes whose strides overflow
+    } catch (const Error& err) {
+      throw Error(str(where, ": shape ", to_string(e.shape), " is too large (", err.what(), ")"));
+    }
     entries.push_back(std::move(e));
   }
   // The tensors must tile the data section: sorted by offset, each starts where the previous ended.
@@ -238,7 +245,30 @@ Safetensors parse_safetensors(const std::vector<uint8_t>& bytes, const std::stri
   return out;
 }
 
+int remove_stale_temp_files(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string prefix = target.filename().string() + ".tmp.";
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec), end;
+  int removed = 0;
+  for (; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = pid_t(std::stol(digits));
+    // Only a writer that is gone: a live one (or one we may not signal) may still be renaming it.
+    if (pid <= 0 || pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    std::error_code rm;
+    if (fs::remove(it->path(), rm)) ++removed;
+  }
+  return removed;
+}
+
 void write_file_atomic(const std::string& path, const std::vector<uint8_t>& bytes) {
+  remove_stale_temp_files(path);  // left by writers killed between create and rename
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   EMBER_CHECK(f, "cannot create '", tmp, "': ", std::strerror(errno));
@@ -262,10 +292,12 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors, cons
   write_file_atomic(path, serialize_safetensors(tensors, metadata));
 }
 
-Safetensors load_safetensors(const std::string& path) {
-  // Reads the header first and each tensor straight into its own storage, so that loading a large
-  // model does not hold the file twice in memory.
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+namespace {
+using File = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
+
+// Opens `path` and validates its header; `start` receives where the data section begins.
+File open_validated(const std::string& path, std::vector<Entry>& entries, uint64_t& start, Metadata& md) {
+  File f(std::fopen(path.c_str(), "rb"), &std::fclose);
   EMBER_CHECK(f, "cannot open '", path, "': ", std::strerror(errno));
   EMBER_CHECK(std::fseek(f.get(), 0, SEEK_END) == 0, "cannot seek in '", path, "'");
   long size = std::ftell(f.get());
@@ -280,9 +312,30 @@ Safetensors load_safetensors(const std::string& path) {
   prefix.resize(prefix.size() + size_t(take));
   EMBER_CHECK(take == 0 || std::fread(prefix.data() + 8, 1, size_t(take), f.get()) == size_t(take), "reading ", what,
               " failed");
+  entries = read_header(prefix.data(), uint64_t(size), what, start, md);
+  return f;
+}
+}  // namespace
+
+std::vector<TensorInfo> read_safetensors_header(const std::string& path, Metadata* metadata) {
+  std::vector<Entry> entries;
+  uint64_t start = 0;
+  Metadata md;
+  open_validated(path, entries, start, md);
+  if (metadata) *metadata = md;
+  std::vector<TensorInfo> out;
+  for (const Entry& e : entries) out.push_back({e.name, e.dtype, e.shape});
+  return out;
+}
+
+Safetensors load_safetensors(const std::string& path) {
+  // Reads the header first and each tensor straight into its own storage, so that loading a large
+  // model does not hold the file twice in memory.
+  std::vector<Entry> entries;
   uint64_t start = 0;
   Safetensors out;
-  std::vector<Entry> entries = read_header(prefix.data(), uint64_t(size), what, start, out.metadata);
+  File f = open_validated(path, entries, start, out.metadata);
+  const std::string what = "'" + path + "'";
   std::vector<uint8_t> buf;
   for (const Entry& e : entries) {
     size_t n = size_t(e.end - e.begin);

@@ -32,13 +32,27 @@ Safetensors parse_safetensors(const std::vector<uint8_t>& bytes, const std::stri
 void save_safetensors(const std::string& path, const NamedTensors& tensors, const Metadata& metadata = {});
 Safetensors load_safetensors(const std::string& path);
 
+// One tensor's entry in a file's header, as the file declares it (dtype "F32", "BF16", ...).
+struct TensorInfo {
+  std::string name;
+  std::string dtype;
+  Shape shape;
+};
+// The header alone, validated exactly as load_safetensors does, without reading or allocating the
+// data: callers check what a file holds (a model's config against its weights) before building.
+std::vector<TensorInfo> read_safetensors_header(const std::string& path, Metadata* metadata = nullptr);
+
 // A module's parameters under their dotted names.
 void save_module(const std::string& path, const nn::Module& module, const Metadata& metadata = {});
 // Loads a file into a module: every name, shape and dtype must match (the error names the first
 // that differs, and the model is left unchanged). Returns the file's metadata.
 Metadata load_module(const std::string& path, nn::Module& module, bool strict = true);
 
-// Writes `bytes` to `path` via a temporary file and rename (used by save_safetensors).
+// Writes `bytes` to `path` via a temporary file "<path>.tmp.<pid>" and rename (used by
+// save_safetensors). Temporary files of `path` left by processes that no longer run (killed
+// between writing and renaming) are removed first.
 void write_file_atomic(const std::string& path, const std::vector<uint8_t>& bytes);
+// Removes "<path>.tmp.<pid>" files whose process is gone; returns how many.
+int remove_stale_temp_files(const std::string& path);
 
 }  // namespace ember::io

@@ -8,12 +8,21 @@
 
 namespace ember::gpt2 {
 
+namespace {
+void check_size(const char* key, int64_t v, int64_t cap) {
+  EMBER_CHECK(v > 0 && v <= cap, "gpt2 config: ", key, " is ", v, ", expected 1 to ", cap);
+}
+}  // namespace
+
 void Config::validate() const {
-  EMBER_CHECK(n_layer > 0 && n_head > 0 && n_embd > 0 && vocab_size > 0 && n_positions > 0,
-              "gpt2 config: every size must be positive (n_layer ", n_layer, ", n_head ", n_head, ", n_embd ", n_embd,
-              ", vocab_size ", vocab_size, ", n_positions ", n_positions, ")");
+  check_size("n_layer", n_layer, kMaxLayers);
+  check_size("n_head", n_head, kMaxHeads);
+  check_size("n_embd", n_embd, kMaxEmbd);
+  check_size("vocab_size", vocab_size, kMaxVocab);
+  check_size("n_positions", n_positions, kMaxPositions);
   EMBER_CHECK(n_embd % n_head == 0, "gpt2 config: n_embd ", n_embd, " is not divisible by n_head ", n_head);
-  EMBER_CHECK(layer_norm_epsilon > 0, "gpt2 config: layer_norm_epsilon must be positive");
+  EMBER_CHECK(layer_norm_epsilon > 0 && layer_norm_epsilon < 1, "gpt2 config: layer_norm_epsilon is ",
+              layer_norm_epsilon, ", expected a small positive number such as 1e-5");
 }
 
 Config Config::preset(const std::string& name) {
@@ -37,7 +46,7 @@ Config Config::from_json_string(const std::string& text) {
   Config c;
   auto get = [&](const char* key, int64_t& field) {
     if (!j.contains(key)) return;
-    EMBER_CHECK(j[key].is_number_integer(), "gpt2 config: '", key, "' must be an integer");
+    EMBER_CHECK(j[key].is_number_integer(), "gpt2 config: '", key, "' must be an integer, got ", j[key].dump());
     field = j[key].get<int64_t>();
   };
   get("n_layer", c.n_layer);
@@ -45,6 +54,13 @@ Config Config::from_json_string(const std::string& text) {
   get("n_embd", c.n_embd);
   get("vocab_size", c.vocab_size);
   get("n_positions", c.n_positions);
+  // Hugging Face writes the context length twice; without n_positions, n_ctx sets it.
+  if (j.contains("n_ctx")) {
+    int64_t n_ctx = 0;
+    get("n_ctx", n_ctx);
+    check_size("n_ctx", n_ctx, kMaxPositions);
+    if (!j.contains("n_positions")) c.n_positions = n_ctx;
+  }
   if (j.contains("layer_norm_epsilon")) {
     EMBER_CHECK(j["layer_norm_epsilon"].is_number(), "gpt2 config: 'layer_norm_epsilon' must be a number");
     c.layer_norm_epsilon = j["layer_norm_epsilon"].get<double>();

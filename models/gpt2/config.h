@@ -5,6 +5,15 @@
 
 namespace ember::gpt2 {
 
+// Caps on what a config.json may declare, each far above every published GPT-2 (gpt2-xl: 48
+// layers, 25 heads, width 1600, 50257 tokens, 1024 positions) and far below sizes whose tensors
+// could not be allocated, so a hostile or mistyped config fails by name before any allocation.
+constexpr int64_t kMaxLayers = 1024;
+constexpr int64_t kMaxHeads = 1024;
+constexpr int64_t kMaxEmbd = 65536;
+constexpr int64_t kMaxVocab = int64_t(1) << 21;      // 2,097,152 tokens
+constexpr int64_t kMaxPositions = int64_t(1) << 20;  // 1,048,576 positions (n_positions and n_ctx)
+
 struct Config {
   int64_t n_layer = 12;
   int64_t n_head = 12;
@@ -14,7 +23,7 @@ struct Config {
   double layer_norm_epsilon = 1e-5;
 
   int64_t head_dim() const { return n_embd / n_head; }
-  void validate() const;  // ember::Error when a value is out of range or n_embd % n_head != 0
+  void validate() const;  // ember::Error when a value is out of range (the caps above) or n_embd % n_head != 0
 
   // "gpt2" (124M), "gpt2-medium", "gpt2-large", "gpt2-xl"; ember::Error for another name.
   static Config preset(const std::string& name);

@@ -92,6 +92,7 @@ std::vector<int64_t> generate(GPT2& model, const std::vector<int64_t>& prompt, c
   for (int64_t id : prompt)
     EMBER_CHECK(id >= 0 && id < cfg.vocab_size, "generate: prompt token ", id, " is outside the vocabulary [0, ",
                 cfg.vocab_size, ")");
+  EMBER_CHECK(opt.max_new_tokens >= 0, "generate: max_new_tokens is ", opt.max_new_tokens, ", expected >= 0");
   autograd::NoGradGuard no_grad;
   Generator gen(opt.seed);
   std::vector<int64_t> seq = prompt, out;

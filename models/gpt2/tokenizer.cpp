@@ -150,8 +150,15 @@ Tokenizer Tokenizer::from_strings(const std::string& vocab_json, const std::stri
   EMBER_CHECK(max_id < int64_t(j.size()) * 4 + 1024, "tokenizer: vocab.json ids are implausibly sparse (max id ",
               max_id, " for ", j.size(), " tokens)");
   t.id_to_bytes_.assign(size_t(max_id + 1), std::string());
+  t.has_id_.assign(size_t(max_id + 1), false);
+  std::vector<std::string> owner(size_t(max_id + 1));
   for (auto& [tok, idj] : j.items()) {
     int64_t id = idj.get<int64_t>();
+    // Two tokens under one id would make decode(encode(x)) differ from x.
+    EMBER_CHECK(!t.has_id_[size_t(id)], "tokenizer: vocab.json maps both '", owner[size_t(id)], "' and '", tok,
+                "' to id ", id, " (expected one token per id)");
+    t.has_id_[size_t(id)] = true;
+    owner[size_t(id)] = tok;
     t.vocab_[tok] = id;
     if (tok == "<|endoftext|>") {
       t.eot_id_ = id;
@@ -233,18 +240,23 @@ std::vector<std::string> Tokenizer::bpe(const std::string& piece) const {
 
 std::vector<int64_t> Tokenizer::encode(const std::string& text) const {
   // "<|endoftext|>" in the text is the special token itself, as Hugging Face's tokenizer treats it.
+  // One pass over the text, segment by segment: memory stays linear in its length however many
+  // special tokens it holds (splitting recursively kept a copy of the rest at every one).
   static const std::string kEot = "<|endoftext|>";
-  if (eot_id_ >= 0) {
-    size_t at = text.find(kEot);
-    if (at != std::string::npos) {
-      std::vector<int64_t> ids = encode(text.substr(0, at));
-      ids.push_back(eot_id_);
-      std::vector<int64_t> rest = encode(text.substr(at + kEot.size()));
-      ids.insert(ids.end(), rest.begin(), rest.end());
-      return ids;
-    }
-  }
   std::vector<int64_t> ids;
+  size_t pos = 0;
+  for (;;) {
+    const size_t at = eot_id_ >= 0 ? text.find(kEot, pos) : std::string::npos;
+    const size_t end = at == std::string::npos ? text.size() : at;
+    if (end > pos) encode_ordinary(text.substr(pos, end - pos), ids);
+    if (at == std::string::npos) break;
+    ids.push_back(eot_id_);
+    pos = at + kEot.size();
+  }
+  return ids;
+}
+
+void Tokenizer::encode_ordinary(const std::string& text, std::vector<int64_t>& ids) const {
   for (const std::string& piece : pretokenize(text)) {
     auto hit = cache_.find(piece);
     if (hit == cache_.end()) {
@@ -259,12 +271,20 @@ std::vector<int64_t> Tokenizer::encode(const std::string& text) const {
     }
     ids.insert(ids.end(), hit->second.begin(), hit->second.end());
   }
-  return ids;
+}
+
+void Tokenizer::check_covers(int64_t model_vocab, const std::string& what) const {
+  EMBER_CHECK(vocab_size() >= model_vocab, what, ": vocab.json has ids up to ", vocab_size() - 1,
+              " but the model's vocab_size is ", model_vocab, " (expected a token for every id below it)");
+  for (int64_t id = 0; id < model_vocab; ++id)
+    EMBER_CHECK(has_id_[size_t(id)], what, ": vocab.json has no token for id ", id, ", which the model (vocab_size ",
+                model_vocab, ") can produce");
 }
 
 std::string Tokenizer::token(int64_t id) const {
   EMBER_CHECK(id >= 0 && id < vocab_size(), "tokenizer: token id ", id, " is outside the vocabulary [0, ", vocab_size(),
               ")");
+  EMBER_CHECK(has_id_[size_t(id)], "tokenizer: token id ", id, " is not in vocab.json (a gap in its ids)");
   return id_to_bytes_[size_t(id)];
 }
 

@@ -24,12 +24,18 @@ class Tokenizer {
   std::string token(int64_t id) const;                        // one token's bytes
   int64_t vocab_size() const { return int64_t(id_to_bytes_.size()); }
   int64_t eot_id() const { return eot_id_; }  // "<|endoftext|>", or -1 when the vocabulary has none
+  // ember::Error unless every id a model with `model_vocab` outputs has a token here: checked when
+  // a model and its tokenizer are loaded together, rather than failing mid-generation.
+  void check_covers(int64_t model_vocab, const std::string& what) const;
 
   // The pre-tokenisation split alone (exposed for tests and the study).
   std::vector<std::string> pretokenize(const std::string& text) const;
 
  private:
   std::vector<std::string> bpe(const std::string& piece) const;  // symbols in byte-unicode form
+  // Appends the ids of text that holds no special token.
+  void encode_ordinary(const std::string& text, std::vector<int64_t>& ids) const;
+  std::vector<bool> has_id_;                                      // id -> listed in vocab.json
   std::unordered_map<std::string, int64_t> vocab_;                // byte-unicode token -> id
   std::vector<std::string> id_to_bytes_;                          // id -> raw bytes
   std::unordered_map<std::string, int> merge_rank_;               // "a b" -> rank

@@ -49,3 +49,36 @@ TEST(Npy, TruncatedAndCorruptFilesRaise) {
   EXPECT_EMBER_ERROR(load_npy("/nonexistent/x.npy"), "cannot open");
   std::remove(path.c_str());
 }
+
+// A header whose shape multiplies past 2^64 must not pass for the few data bytes that follow it.
+TEST(Npy, ShapesThatOverflowOrAreNegativeAreRefused) {
+  std::string path = ::testing::TempDir() + "/ember_npy_hostile.npy";
+  auto write = [&](const std::string& shape, size_t data_bytes) {
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+    header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+    header += '\n';
+    std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
+    bytes += char(header.size() & 0xFF);
+    bytes += char(header.size() >> 8);
+    bytes += header + std::string(data_bytes, '\0');
+    std::ofstream(path, std::ios::binary) << bytes;
+  };
+  write("(274177, 67280421310721)", 4);  // 2^64 + 1 elements: wraps to 1 element of 4 bytes unchecked
+  EXPECT_EMBER_ERROR(load_npy(path), "too large to hold");
+  write("(4611686018427387904,)", 4);  // 2^62 elements fit int64, their 2^64 bytes do not
+  EXPECT_EMBER_ERROR(load_npy(path), "bytes overflow 64 bits");
+  write("(99999999999999999999,)", 4);
+  EXPECT_EMBER_ERROR(load_npy(path), "bad shape entry '99999999999999999999'");
+  write("(-1,)", 4);
+  EXPECT_EMBER_ERROR(load_npy(path), "bad shape entry '-1'");
+  write("(3,)", 4);
+  EXPECT_EMBER_ERROR(load_npy(path), "header promises 12");
+  // Found by tests/fuzz/fuzz_npy: an entry of whitespace other than spaces threw std::out_of_range.
+  write("(1,\n)", 4);
+  EXPECT_EQ(load_npy(path).shape(), (Shape{1}));
+  write("(1, \t, 2)", 8);
+  EXPECT_EQ(load_npy(path).shape(), (Shape{1, 2}));
+  write("(1,)", 4);  // the well-formed neighbour still loads
+  EXPECT_EQ(load_npy(path).shape(), (Shape{1}));
+  std::remove(path.c_str());
+}

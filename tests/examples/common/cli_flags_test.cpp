@@ -1,0 +1,64 @@
+// The range-checked numeric flags and output paths the example programs share.
+#include "examples/common/cli_flags.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "test_util.h"
+
+using namespace ember;
+
+namespace {
+cxxopts::ParseResult parse(cxxopts::Options& o, std::vector<std::string> args) {
+  args.insert(args.begin(), "prog");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  return o.parse(int(argv.size()), argv.data());
+}
+}  // namespace
+
+TEST(CliFlags, InRangeAcceptsTheBoundsAndRefusesBeyondThemNamingTheFlag) {
+  EXPECT_EQ(cli::in_range<int64_t>("--threads", 0, 0, cli::kMaxThreads), 0);
+  EXPECT_EQ(cli::in_range<int64_t>("--threads", cli::kMaxThreads, 0, cli::kMaxThreads), cli::kMaxThreads);
+  EXPECT_EMBER_ERROR(cli::in_range<int64_t>("--threads", -3, 0, cli::kMaxThreads), "--threads: -3 is out of range (expected 0 to 1024)");
+  EXPECT_EMBER_ERROR(cli::in_range<int64_t>("--threads", 100000, 0, cli::kMaxThreads), "--threads: 100000");
+  EXPECT_EQ(cli::in_range<double>("--lr", 10.0, 1e-12, 10.0), 10.0);
+  EXPECT_EMBER_ERROR(cli::in_range<double>("--lr", 1e300, 1e-12, 10.0, "a learning rate"), "--lr: 1e+300 is out of range (expected a learning rate)");
+  EXPECT_EMBER_ERROR(cli::in_range<double>("--lr", std::nan(""), 0.0, 10.0), "--lr: nan");
+  EXPECT_EMBER_ERROR(cli::in_range<double>("--x", std::numeric_limits<double>::infinity(), 0.0,
+                                           std::numeric_limits<double>::infinity()), "--x: inf");
+}
+
+TEST(CliFlags, FlagReadsACxxoptsOptionAndChecksIt) {
+  cxxopts::Options o("prog");
+  o.add_options()("top-p", "", cxxopts::value<double>()->default_value("1"))(
+      "max-new-tokens", "", cxxopts::value<int64_t>()->default_value("32"));
+  EXPECT_EQ(cli::flag<double>(parse(o, {}), "top-p", 1e-9, 1.0), 1.0);
+  EXPECT_EMBER_ERROR(cli::flag<double>(parse(o, {"--top-p", "1.5"}), "top-p", 1e-9, 1.0, "a mass in (0, 1]"),
+                     "--top-p: 1.5 is out of range (expected a mass in (0, 1])");
+  EXPECT_EMBER_ERROR(cli::flag<int64_t>(parse(o, {"--max-new-tokens", "-5"}), "max-new-tokens", 0, 1000),
+                     "--max-new-tokens: -5 is out of range (expected 0 to 1000)");
+  EXPECT_EQ(cli::flag<int64_t>(parse(o, {"--max-new-tokens", "1000"}), "max-new-tokens", 0, 1000), 1000);
+  // Not a number of the flag's type: cxxopts refuses it while parsing; cli::parse names the flag.
+  EXPECT_ANY_THROW(parse(o, {"--max-new-tokens", "1e12"}));
+  std::vector<std::string> args = {"prog", "--top-p", "0.5", "--max-new-tokens", "1e12"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  EXPECT_EMBER_ERROR(cli::parse(o, int(argv.size()), argv.data()), "--max-new-tokens: '1e12' is not a value of the type");
+  args = {"prog", "--top-p=abc"};
+  argv.clear();
+  for (std::string& a : args) argv.push_back(a.data());
+  EXPECT_EMBER_ERROR(cli::parse(o, int(argv.size()), argv.data()), "--top-p: 'abc'");
+}
+
+TEST(CliFlags, OutputPathsNeedAnExistingFolder) {
+  const std::string tmp = ::testing::TempDir();
+  EXPECT_EQ(cli::output_path("--json", ""), "");
+  EXPECT_EQ(cli::output_path("--json", tmp + "/out.json"), tmp + "/out.json");
+  EXPECT_EQ(cli::output_path("--json", "relative.json"), "relative.json");
+  EXPECT_EMBER_ERROR(cli::output_path("--json", "/nonexistent_folder_ember/x.json"),
+                     "--json: the folder '/nonexistent_folder_ember' of '/nonexistent_folder_ember/x.json' does not exist");
+  EXPECT_EMBER_ERROR(cli::output_path("--json", tmp), "is a folder");
+}

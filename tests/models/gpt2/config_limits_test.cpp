@@ -1,0 +1,104 @@
+// GPT-2 config.json from outside: every size is bounded by a named cap, every field's type is
+// checked, and load_model compares the config with the weights' header before it allocates.
+#include <filesystem>
+#include <fstream>
+
+#include "framework/io/safetensors.h"
+#include "models/gpt2/checkpoint.h"
+#include "models/gpt2/config.h"
+#include "test_util.h"
+
+using namespace ember;
+using namespace ember::gpt2;
+
+namespace {
+
+Config tiny() {
+  Config c;
+  c.n_layer = 2;
+  c.n_head = 2;
+  c.n_embd = 16;
+  c.vocab_size = 37;
+  c.n_positions = 24;
+  return c;
+}
+
+std::string json_with(const std::string& key, const std::string& value) {
+  return "{\"n_layer\": 2, \"n_head\": 1, \"n_embd\": 16, \"vocab_size\": 37, \"n_positions\": 24, \"" + key +
+         "\": " + value + "}";
+}
+
+std::string saved_tiny_model(const std::string& name) {
+  std::string dir = ::testing::TempDir() + "/ember_gpt2_limits_" + name;
+  std::filesystem::remove_all(dir);
+  save_model(GPT2(tiny(), 3), dir);
+  return dir;
+}
+
+}  // namespace
+
+TEST(Gpt2ConfigLimits, EverySizeIsBoundedByItsNamedCap) {
+  EXPECT_EMBER_ERROR(Config::from_json_string(json_with("n_embd", "4611686018427387904")),
+                     "n_embd is 4611686018427387904, expected 1 to 65536");
+  // The largest accepted value of each, and the smallest refused.
+  const std::pair<const char*, int64_t> caps[] = {{"n_layer", kMaxLayers},       {"n_head", kMaxHeads},
+                                                  {"vocab_size", kMaxVocab},     {"n_positions", kMaxPositions},
+                                                  {"n_ctx", kMaxPositions}};
+  for (auto [key, cap] : caps) {
+    std::string k = key;
+    if (k != "n_head") EXPECT_NO_THROW(Config::from_json_string(json_with(k, std::to_string(cap)))) << k;
+    EXPECT_EMBER_ERROR(Config::from_json_string(json_with(k, std::to_string(cap + 1))), k + " is " + std::to_string(cap + 1));
+    EXPECT_EMBER_ERROR(Config::from_json_string(json_with(k, "0")), k + " is 0, expected 1 to");
+    EXPECT_EMBER_ERROR(Config::from_json_string(json_with(k, "-3")), k + " is -3");
+  }
+  EXPECT_EQ(Config::from_json_string("{\"n_embd\": 65536, \"n_head\": 1024}").n_embd, kMaxEmbd);
+  EXPECT_EMBER_ERROR(Config::from_json_string("{\"n_embd\": 65537, \"n_head\": 1}"), "n_embd is 65537");
+  // 2^64 - 1 does not fit int64: it must not wrap to -1 and pass some other check.
+  EXPECT_EMBER_ERROR(Config::from_json_string(json_with("n_layer", "18446744073709551615")), "n_layer is");
+  // n_ctx alone sets the context length.
+  EXPECT_EQ(Config::from_json_string("{\"n_ctx\": 77}").n_positions, 77);
+}
+
+TEST(Gpt2ConfigLimits, FieldTypesAreCheckedBeforeUse) {
+  EXPECT_EMBER_ERROR(Config::from_json_string(json_with("n_embd", "\"768\"")), "'n_embd' must be an integer, got \"768\"");
+  EXPECT_EMBER_ERROR(Config::from_json_string(json_with("n_head", "1.5")), "'n_head' must be an integer");
+  EXPECT_EMBER_ERROR(Config::from_json_string(json_with("n_ctx", "null")), "'n_ctx' must be an integer");
+  EXPECT_EMBER_ERROR(Config::from_json_string(json_with("layer_norm_epsilon", "[1]")), "must be a number");
+  EXPECT_EMBER_ERROR(Config::from_json_string(json_with("layer_norm_epsilon", "-1")), "layer_norm_epsilon is -1");
+  EXPECT_EMBER_ERROR(Config::from_json_string("[1, 2]"), "must hold an object");
+  EXPECT_EMBER_ERROR(Config::from_json_string("{\"n_embd\": "), "not valid JSON");
+}
+
+TEST(Gpt2ConfigLimits, LoadModelChecksTheConfigAgainstTheWeightsBeforeAllocating) {
+  std::string dir = saved_tiny_model("mismatch");
+  // Within every cap, but ~800 GB of parameters: building it first would exhaust memory.
+  std::ofstream(dir + "/config.json") << "{\"n_layer\": 1000, \"n_head\": 32, \"n_embd\": 4096}";
+  reset_peak_memory();
+  const int64_t before = memory_stats().current_bytes;
+  EXPECT_EMBER_ERROR(load_model(dir), "declares vocab_size and n_embd giving wte.weight the shape [50257, 4096]");
+  EXPECT_LT(memory_stats().peak_bytes - before, int64_t(1) << 20);  // only the header was read
+  std::ofstream(dir + "/config.json") << "{\"n_layer\": 3, \"n_head\": 2, \"n_embd\": 16, \"vocab_size\": 37, \"n_positions\": 24}";
+  EXPECT_EMBER_ERROR(load_model(dir), "declares n_layer 3 but");
+  std::ofstream(dir + "/config.json") << "{\"n_layer\": 2, \"n_head\": 2, \"n_embd\": 16, \"vocab_size\": 37, \"n_positions\": 25}";
+  EXPECT_EMBER_ERROR(load_model(dir), "n_positions and n_embd giving wpe.weight the shape [25, 16]");
+  std::ofstream(dir + "/config.json") << "{\"n_embd\": 4611686018427387904, \"n_head\": 1}";
+  EXPECT_EMBER_ERROR(load_model(dir), "n_embd is 4611686018427387904");
+  std::ofstream(dir + "/config.json") << tiny().to_json_string();
+  EXPECT_EQ(load_model(dir)->config().n_layer, 2);  // the matching config still loads
+}
+
+TEST(Gpt2ConfigLimits, HeaderReaderValidatesWithoutReadingData) {
+  std::string dir = saved_tiny_model("header");
+  io::Metadata md;
+  std::vector<io::TensorInfo> h = io::read_safetensors_header(dir + "/model.safetensors", &md);
+  ASSERT_FALSE(h.empty());
+  bool saw_wte = false;
+  for (const io::TensorInfo& t : h)
+    if (t.name == "wte.weight") {
+      saw_wte = true;
+      EXPECT_EQ(t.shape, (Shape{37, 16}));
+      EXPECT_EQ(t.dtype, "F32");
+    }
+  EXPECT_TRUE(saw_wte);
+  EXPECT_EMBER_ERROR(io::read_safetensors_header(dir + "/nope.safetensors"), "cannot open");
+}
