@@ -61,7 +61,9 @@ def torch_info():
     except ImportError as e:
         return {"available": False, "error": str(e)}
     cfg = torch.__config__.show()
-    blas = next((line.split("=", 1)[1].strip() for line in cfg.splitlines() if "BLAS_INFO" in line), "unknown")
+    import re
+    m = re.search(r"BLAS_INFO=([\w.-]+)", cfg)
+    blas = m.group(1) if m else "unknown"
     return {"available": True, "version": torch.__version__, "blas": blas,
             "mkl": bool(torch.backends.mkl.is_available()), "mkldnn": bool(torch.backends.mkldnn.is_available()),
             "sdpa": hasattr(torch.nn.functional, "scaled_dot_product_attention"),

@@ -14,6 +14,7 @@
 
 #include "ember.h"
 #include "framework/parallel.h"
+#include "examples/common/peer_python.h"
 
 using namespace ember;
 using Clock = std::chrono::steady_clock;
@@ -59,8 +60,10 @@ std::string load_average() {
 void progress(const char* what) { std::cerr << "  measuring " << what << "...\n"; }
 
 nlohmann::json run_torch(const std::string& python, const std::string& script, const cxxopts::ParseResult& a) {
-  // OpenBLAS's tuning variables are unset for the peer alone (they force a slower kernel here).
-  std::string cmd = "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE " + python + " " + script +
+  // The peer's OPENBLAS_CORETYPE (for it alone): examples/common/openblas_core.h's choice.
+  const ember::bench::peer::PythonPeer& pp = ember::bench::peer::cached_python_peer(python);
+  std::cerr << "peer: " << pp.summary() << "\n";
+  std::string cmd = pp.prefix() + " " + python + " " + script +
                     " --ops " + std::to_string(a["ops"].as<int>()) + " --size " + std::to_string(a["size"].as<int>()) +
                     " --repeats " + std::to_string(a["repeats"].as<int>()) + " --warmup " +
                     std::to_string(a["warmup"].as<int>()) + " --mlp-repeats " + std::to_string(a["mlp-repeats"].as<int>()) +
@@ -147,7 +150,7 @@ int main(int argc, char** argv) {
       cxxopts::value<int>()->default_value("3"))(
       "batch", "MLP batch size", cxxopts::value<int>()->default_value("128"))(
       "no-torch", "skip the PyTorch peer")(
-      "python", "the Python with torch", cxxopts::value<std::string>()->default_value("/usr/bin/python3"))(
+      "python", "the Python with torch", cxxopts::value<std::string>()->default_value(ember::bench::peer::default_python()))(
       "threads", "threads for both: Ember's OpenMP pool and torch.set_num_threads",
       cxxopts::value<int>()->default_value("2"))(
       "torch-script", "the peer script",

@@ -8,6 +8,7 @@
 // threadpoolctl), else /usr/bin/python3 (Debian's packages).
 #pragma once
 #include <cstdlib>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unistd.h>
@@ -68,6 +69,14 @@ inline PythonPeer python_peer(const std::string& python = default_python()) {
       !p.info["openblas_core"].get<std::string>().empty())
     p.openblas.actual = p.info["openblas_core"].get<std::string>();  // the core under the final environment
   return p;
+}
+
+// python_peer() once per python per process (each probe imports NumPy and torch: seconds).
+inline const PythonPeer& cached_python_peer(const std::string& python = default_python()) {
+  static std::map<std::string, PythonPeer> cache;
+  auto it = cache.find(python);
+  if (it == cache.end()) it = cache.emplace(python, python_peer(python)).first;
+  return it->second;
 }
 
 }  // namespace ember::bench::peer
