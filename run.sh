@@ -15,7 +15,12 @@ BUILD_DIR=${BUILD_DIR:-build}
 BUILD_PACKAGES=(build-essential cmake pkg-config libgtest-dev libcxxopts-dev nlohmann-json3-dev zlib1g-dev
                 libpcre2-dev libopenblas-dev python3 python3-numpy python3-matplotlib ccache)
 DATA_PACKAGES=(dataset-fashion-mnist fortunes)
-PEER_PACKAGES=(python3-torch python3-scipy)
+PEER_PACKAGES=(python3-venv python3-scipy)
+# The PyTorch/NumPy/SciPy peer: a virtual environment with PyPI's current wheels (Debian 12's
+# python3-torch is 1.13, without scaled_dot_product_attention). Not committed; the benchmarks use
+# its python when it exists, else /usr/bin/python3 (examples/common/peer_python.h, scripts/peer_info.py).
+PEER_VENV=${EMBER_PEER_VENV:-$HOME/.cache/ember/peer-venv}
+PEER_PIP_PACKAGES=("torch>=2,<3" "numpy>=1.26" scipy threadpoolctl)
 FUZZ_PACKAGES=(clang)  # libFuzzer and its sanitizer runtimes come with Debian's clang
 
 have_packages() {
@@ -86,6 +91,16 @@ case "${1:-main}" in
     ;;
   bench-deps)
     install_packages "${BUILD_PACKAGES[@]}" "${DATA_PACKAGES[@]}" "${PEER_PACKAGES[@]}"
+    if [ ! -x "$PEER_VENV/bin/python" ]; then
+      echo "==> creating the peer virtual environment $PEER_VENV"
+      /usr/bin/python3 -m venv "$PEER_VENV"
+    fi
+    # PyPI's default torch wheel for Linux x86_64 is the CUDA build: ~540 MB, plus ~3 GB of nvidia-*
+    # wheels it depends on. Its CPU code is the same; only PyPI is reachable from these machines.
+    echo "==> pip install ${PEER_PIP_PACKAGES[*]} into $PEER_VENV (torch: ~0.5 GB + CUDA libraries)"
+    "$PEER_VENV/bin/python" -m pip install --quiet --upgrade pip
+    "$PEER_VENV/bin/python" -m pip install --upgrade "${PEER_PIP_PACKAGES[@]}"
+    "$PEER_VENV/bin/python" scripts/peer_info.py
     ;;
   -h|--help|help)
     sed -n '2,6p' "$0"

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "examples/common/peer_python.h"
+
 #include <cxxopts.hpp>
 #include <nlohmann/json.hpp>
 
@@ -186,7 +188,7 @@ int main(int argc, char** argv) {
       ("warmup", "untimed runs first", cxxopts::value<int>()->default_value("1"))
       ("max-standard-n", "skip the standard algorithm above this N (its N x N buffers)", cxxopts::value<int64_t>()->default_value("16384"))
       ("peer", "run the PyTorch peer (peer_torch.py) in the same run")
-      ("python", "python with torch for the peer", cxxopts::value<std::string>()->default_value("/usr/bin/python3"))
+      ("python", "python with torch for the peer", cxxopts::value<std::string>()->default_value(bench::peer::default_python()))
       ("json", "write the results as JSON to this path", cxxopts::value<std::string>())
       ("h,help", "print this help");
   cxxopts::ParseResult args;
@@ -336,11 +338,15 @@ int main(int argc, char** argv) {
     // Peer: PyTorch on the same configurations, in this run.
     std::map<std::string, json> peer;
     std::string peer_note;
+    nlohmann::json peer_info;
     if (args.count("peer") && dev == Device::CPU) {
       std::string script = std::string(EMBER_SOURCE_DIR) + "/examples/attention/peer_torch.py";
       std::ostringstream cmd;
-      // OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset for this command alone (they force a slower kernel).
-      cmd << "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE " << args["python"].as<std::string>() << " " << script
+      // OPENBLAS_CORETYPE for this command alone: examples/common/openblas_core.h's choice.
+      const bench::peer::PythonPeer& pp = bench::peer::cached_python_peer(args["python"].as<std::string>());
+      std::printf("peer: %s\n", pp.summary().c_str());
+      peer_info = pp.to_json();
+      cmd << pp.prefix() << " " << args["python"].as<std::string>() << " " << script
           << " --threads 1 --blas-threads " << num_threads() << " --repeats " << repeats << " --warmup " << warmup << " --batch " << B
           << " --heads " << H << " --dtype " << dts << " --max-n " << max_std << " --configs ";
       for (size_t i = 0; i < configs.size(); ++i)
@@ -413,6 +419,7 @@ int main(int argc, char** argv) {
                   {"block_m", m_used},
                   {"repeats", repeats},
                   {"peer_note", peer_note},
+                {"peer", peer_info},
                   {"results", results}};
       std::ofstream f(args["json"].as<std::string>());
       EMBER_CHECK(bool(f), "bench_attention: cannot write ", args["json"].as<std::string>());

@@ -15,6 +15,7 @@
 #include "examples/common/cli_flags.h"
 #include "ember.h"
 #include "framework/parallel.h"
+#include "examples/common/peer_python.h"
 
 using namespace ember;
 using Clock = std::chrono::steady_clock;
@@ -60,8 +61,10 @@ std::string load_average() {
 void progress(const char* what) { std::cerr << "  measuring " << what << "...\n"; }
 
 nlohmann::json run_torch(const std::string& python, const std::string& script, const cxxopts::ParseResult& a) {
-  // OpenBLAS's tuning variables are unset for the peer alone (they force a slower kernel here).
-  std::string cmd = "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE " + python + " " + script +
+  // The peer's OPENBLAS_CORETYPE (for it alone): examples/common/openblas_core.h's choice.
+  const ember::bench::peer::PythonPeer& pp = ember::bench::peer::cached_python_peer(python);
+  std::cerr << "peer: " << pp.summary() << "\n";
+  std::string cmd = pp.prefix() + " " + python + " " + script +
                     " --ops " + std::to_string(ember::cli::flag<int>(a, "ops", 1, 10000000)) + " --size " + std::to_string(ember::cli::flag<int>(a, "size", 1, 1 << 30)) +
                     " --repeats " + std::to_string(ember::cli::flag<int>(a, "repeats", 1, 1000000)) + " --warmup " +
                     std::to_string(ember::cli::flag<int>(a, "warmup", 0, 1000000)) + " --mlp-repeats " + std::to_string(ember::cli::flag<int>(a, "mlp-repeats", 1, 1000000)) +
@@ -148,7 +151,7 @@ int main(int argc, char** argv) {
       cxxopts::value<int>()->default_value("3"))(
       "batch", "MLP batch size", cxxopts::value<int>()->default_value("128"))(
       "no-torch", "skip the PyTorch peer")(
-      "python", "the Python with torch", cxxopts::value<std::string>()->default_value("/usr/bin/python3"))(
+      "python", "the Python with torch", cxxopts::value<std::string>()->default_value(ember::bench::peer::default_python()))(
       "threads", "threads for both: Ember's OpenMP pool and torch.set_num_threads",
       cxxopts::value<int>()->default_value("2"))(
       "torch-script", "the peer script",

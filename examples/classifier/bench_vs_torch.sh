@@ -6,8 +6,8 @@
 #
 #   examples/classifier/bench_vs_torch.sh [OUTDIR] [EPOCHS] [REPEATS]
 #
-# Fairness: PyTorch runs with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (this machine's values
-# force an older, slower OpenBLAS kernel), single-threaded and in two thread layouts that keep
+# Fairness: PyTorch runs with the OPENBLAS_CORETYPE that examples/common/openblas_core.h chooses
+# (build/bin/openblas_env; OPENBLAS_L2_SIZE unset), in the peer venv's python when present; single-threaded and in two thread layouts that keep
 # torch's pool plus OpenBLAS's pool within 2 cores; Ember runs with 1 and 2 OpenMP threads. Every command gets the
 # same OMP_WAIT_POLICY (passive unless set: on a shared machine, spinning OpenMP threads stall).
 set -euo pipefail
@@ -16,10 +16,14 @@ OUT=${1:-results/classifier/bench}
 EPOCHS=${2:-3}
 REPEATS=${3:-3}
 BIN=${EMBER_BIN:-build/bin}/train_classifier  # EMBER_BIN=DIR picks another build
-PY=/usr/bin/python3
+ENV_TOOL=${EMBER_BIN:-build/bin}/openblas_env
+[ -x "$ENV_TOOL" ] || { echo "build first: cmake --build build --target openblas_env" >&2; exit 1; }
+PY=$("$ENV_TOOL" --which-python)
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 [ -x "$BIN" ] || { echo "build first: cmake --build build --target train_classifier" >&2; exit 1; }
 mkdir -p "$OUT"
+"$ENV_TOOL" --python "$PY" --json > "$OUT/peer.json"  # prints the peer (torch, OpenBLAS core) on stderr
+PEER_ENV=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["openblas"]["env"])' "$OUT/peer.json")
 for r in $(seq 1 "$REPEATS"); do
   for t in 1 2; do
     echo "== repeat $r: ember, $t thread(s)" >&2
@@ -29,7 +33,7 @@ for r in $(seq 1 "$REPEATS"); do
   for layout in "1 1" "1 2" "2 1"; do
     set -- $layout
     echo "== repeat $r: torch, torch threads $1, OpenBLAS threads $2" >&2
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS="$1" OPENBLAS_NUM_THREADS="$2" \
+    $PEER_ENV OMP_NUM_THREADS="$1" OPENBLAS_NUM_THREADS="$2" \
       "$PY" examples/classifier/bench_torch.py --epochs "$EPOCHS" --threads "$1" --json "$OUT/torch_t$1_b$2_r$r.json" >/dev/null
   done
 done
@@ -51,12 +55,14 @@ med = {k: statistics.median(v) for k, v in rows.items() if v}
 best_torch = min(v for k, v in med.items() if k.startswith("torch"))
 print(f"CPU: {cpu}, {os.cpu_count()} cores; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
 print("PyTorch's OpenBLAS: " + ("; ".join(sorted(blas)) or "unknown"))
+peer = json.load(open(os.path.join(out, "peer.json")))
+print("peer: " + peer["info"].get("summary", peer["python"]) + "; OpenBLAS core " + peer["openblas"]["core"])
 print(f"{'configuration':46s} {'s/epoch':>8s} {'epochs':>6s} {'vs best torch':>13s}")
 table = []
 for k in sorted(med):
     print(f"{labels.get(k, k):46s} {med[k]:8.3f} {len(rows[k]):6d} {best_torch / med[k]:12.2f}x")
     table.append({"config": k, "label": labels.get(k, k), "median_epoch_seconds": med[k], "epochs_timed": len(rows[k]),
                   "speedup_vs_best_torch": best_torch / med[k]})
-json.dump({"cpu": cpu, "openblas": sorted(blas), "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "rows": table},
+json.dump({"cpu": cpu, "openblas": sorted(blas), "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "peer": peer, "rows": table},
           open(os.path.join(out, "bench_vs_torch.json"), "w"), indent=2)
 PY

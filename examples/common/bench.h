@@ -133,35 +133,14 @@ struct CpuInfo {
   int logical_cpus = 0;
 };
 
-// The clock this core actually runs at under load, in GHz: a chain of dependent integer adds
-// retires one add per cycle on every x86 core of the last 20 years, so adds / second = Hz.
-// (A VM's /proc/cpuinfo shows the nominal clock; boost clocks can be 1.5x higher.) 0 elsewhere.
-inline double measured_clock_ghz() {
-#if defined(__x86_64__)
-  auto chain = [](long iters) {
-    long x = 0;
-    for (long i = 0; i < iters; ++i)
-      asm volatile(
-          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
-          : "+r"(x));
-    return x;
-  };
-  chain(20000000);  // wake the core up to its boost clock
-  double best = 0;
-  for (int r = 0; r < 5; ++r) {
-    long iters = 4000000;
-    double t0 = now_s();
-    chain(iters);
-    double dt = now_s() - t0;
-    best = std::max(best, 16.0 * double(iters) / dt * 1e-9);  // the fastest run: least disturbed
-  }
-  return best;
-#else
-  return 0;
-#endif
+// The highest clock of cpu0 in GHz from cpufreq's cpuinfo_max_freq (kHz), the one figure a peak can
+// be built on; 0 where the kernel has no cpufreq (most VMs: their "cpu MHz" is nominal, and timing
+// a chain of dependent adds reads impossible clocks, e.g. 9.31 GHz, so it is not used).
+inline double max_clock_ghz(const std::string& path = "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq") {
+  std::ifstream f(path);
+  double khz = 0;
+  if (!(f >> khz) || khz <= 0) return 0;
+  return khz * 1e-6;
 }
 
 inline CpuInfo cpu_info() {

@@ -142,8 +142,8 @@ int speed(int argc, char** argv) {
   cxxopts::Options o("contextual_sparsity speed",
                      "Wall-clock of a transformer MLP that computes only the kept neurons (gathered columns of W1 and "
                      "rows of W2) against the dense MLP, at GPT-2 124M shapes by default. Validates every sparse result "
-                     "against the dense masked MLP before timing it. For a fair OpenBLAS peer run it with "
-                     "OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset.");
+                     "against the dense masked MLP before timing it. For a fair OpenBLAS peer run it under "
+                     "the environment build/bin/openblas_env prints (examples/common/openblas_core.h's OPENBLAS_CORETYPE).");
   o.add_options()("width", "model width C", cxxopts::value<int64_t>()->default_value("768"))(
       "hidden", "MLP hidden units N", cxxopts::value<int64_t>()->default_value("3072"))(
       "batches", "token batch sizes", cxxopts::value<std::string>()->default_value("1,16"))(
@@ -154,7 +154,7 @@ int speed(int argc, char** argv) {
       "json", "write the results to this file", cxxopts::value<std::string>()->default_value(""))("h,help", "show this help");
   auto a = o.parse(argc, argv);
   if (a.count("help")) {
-    std::cout << o.help() << "\nExample: env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 contextual_sparsity speed --json results/sparsity_speed.json\n";
+    std::cout << o.help() << "\nExample: $(build/bin/openblas_env) OPENBLAS_NUM_THREADS=1 contextual_sparsity speed --json results/sparsity_speed.json\n";
     return 0;
   }
   SpeedOptions opt;

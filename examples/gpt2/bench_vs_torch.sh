@@ -9,9 +9,14 @@ root=$(cd "$here/../.." && pwd)
 out=${1:-$root/results/gpt2-bench}
 shift || true
 mkdir -p "$out"
-"${EMBER_BIN:-$root/build/bin}/gpt2" bench --json "$out/ember.json" "$@"
+bin=${EMBER_BIN:-$root/build/bin}
+"$bin/gpt2" bench --json "$out/ember.json" "$@"
 echo
-/usr/bin/python3 "$here/bench_torch.py" --json "$out/torch.json" "$@"
+# The peer: the bench-deps venv's python when present, with openblas_core.h's OPENBLAS_CORETYPE.
+PY=$("$bin/openblas_env" --which-python)
+"$bin/openblas_env" --python "$PY" --json > "$out/peer.json"
+PEER_ENV=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["openblas"]["env"])' "$out/peer.json")
+$PEER_ENV "$PY" "$here/bench_torch.py" --json "$out/torch.json" "$@"
 echo
 /usr/bin/python3 - "$out/ember.json" "$out/torch.json" <<'PY'
 import json, sys

@@ -8,7 +8,9 @@
 
 #include "examples/common/cli_flags.h"
 #include "examples/common/cli_lists.h"
+#include "examples/common/openblas_core.h"
 #include "examples/matmul/matmul_bench.h"
+#include "ops/matmul/cpu/kernels.h"
 
 using namespace ember;
 using namespace ember::matmul_bench;
@@ -60,9 +62,20 @@ void print_table(const std::vector<Result>& results, const std::vector<std::stri
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The OpenBLAS peer runs in this process, so its core is fixed when the library loads: answer
+  // the probe, then re-execute once under the core openblas_core.h chooses (OpenBLAS's own pick,
+  // or the best one it accepts where it fell below the CPU's ISA; OPENBLAS_L2_SIZE unset).
+  auto own_core = [] { return bench::openblas::core_from_description(cpu::blas_description()); };
+  if (bench::openblas::probe_requested()) {
+    std::cout << own_core() << "\n";
+    return 0;
+  }
+  bench::openblas::Decision blas_core;
+  bool have_blas = cpu::blas_available();
+  if (have_blas) blas_core = bench::openblas::apply_to_self(argv, own_core);
   cxxopts::Options options("bench_matmul", "GFLOP/s of every matmul variant on a device, with peers in the same run.\n"
-                                           "For a fair OpenBLAS peer run it as\n"
-                                           "  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/bin/bench_matmul --device cpu\n"
+                                           "The OpenBLAS peer runs with the OPENBLAS_CORETYPE that examples/common/openblas_core.h\n"
+                                           "chooses for this CPU (bench_matmul re-executes itself under it; the header shows the core).\n"
                                            "On a shared machine add OMP_WAIT_POLICY=passive (idle OpenMP threads then stop\n"
                                            "spinning, which would take cores from the thread being waited for and from the peer).");
   options.add_options()
@@ -77,7 +90,7 @@ int main(int argc, char** argv) {
       ("max-seconds", "stop repeating (after 3 runs) once the timed runs took this long", cxxopts::value<double>()->default_value("5"))
       ("threads", "CPU threads for Ember and OpenBLAS (0: all cores)", cxxopts::value<int>()->default_value("0"))
       ("naive-max", "skip the naive variant when a dimension exceeds this", cxxopts::value<int64_t>()->default_value("512"))
-      ("fma-units", "FMA pipes per core, for the theoretical peak", cxxopts::value<int>()->default_value("2"))
+      ("fma-units", "FMA pipes per core, for the theoretical peak (shown only where cpufreq gives the max clock)", cxxopts::value<int>()->default_value("2"))
       ("wait-quiet", "before each measurement wait up to this many seconds for the CPUs to be 90% idle (shared machines)", cxxopts::value<double>()->default_value("0"))
       ("seed", "random seed of the operands", cxxopts::value<uint64_t>()->default_value("1"))
       ("json", "write the results to this JSON file", cxxopts::value<std::string>())
@@ -143,8 +156,13 @@ int main(int argc, char** argv) {
 
     nlohmann::json machine = backend->describe ? backend->describe(cfg) : nlohmann::json::object();
     for (auto& [k, v] : machine.items()) std::cout << k << ": " << (v.is_string() ? v.get<std::string>() : v.dump()) << "\n";
-    if (machine.contains("env") && machine["env"].contains("OPENBLAS_CORETYPE"))
-      std::cout << "WARNING: OPENBLAS_CORETYPE is set, so OpenBLAS runs a forced kernel; unset it for a fair peer.\n";
+    if (device == "cpu" && have_blas) {
+      machine["openblas"] = blas_core.to_json();
+      std::cout << "openblas_core: " << blas_core.summary() << "\n";
+      std::cout << "openblas_decision: " << blas_core.reason << "\n";
+      if (!blas_core.chosen.empty() && bench::openblas::lower(blas_core.actual) != bench::openblas::lower(blas_core.chosen))
+        std::cout << "WARNING: OpenBLAS runs " << blas_core.actual << ", not the chosen " << blas_core.chosen << "\n";
+    }
     std::cout << "dtype: " << name(cfg.dtype) << "\n\n";
 
     std::vector<Result> results = backend->run(cfg);

@@ -38,20 +38,22 @@ nlohmann::json describe_cpu(const Config& cfg) {
   cpu::CpuIsa isa = cpu::best_cpu_isa();
   int lanes = vector_bytes(isa) / int(itemsize(cfg.dtype));
   int threads = threads_of(cfg);
-  double ghz = bench::measured_clock_ghz();
-  if (ghz <= 0) ghz = c.mhz * 1e-3;
-  double peak = threads * ghz * lanes * 2 * cfg.fma_units;
+  // The peak needs the clock the cores really reach. A VM's /proc/cpuinfo "cpu MHz" is nominal and
+  // a timed chain of adds is not a clock (it read 9.31 GHz on a 2-core VM: rename-stage tricks, and
+  // a hypervisor's time slicing), so only cpufreq's cpuinfo_max_freq counts; most VMs have none.
+  double ghz = bench::max_clock_ghz();
+  double peak = ghz > 0 ? threads * ghz * lanes * 2 * cfg.fma_units : 0;
   nlohmann::json j = {{"cpu", c.model},
                       {"mhz_reported", c.mhz},
-                      {"ghz_measured", ghz},
                       {"logical_cpus", c.logical_cpus},
                       {"threads", threads},
                       {"isa", cpu::name(isa)},
                       {"simd_lanes", lanes},
                       {"fma_units_per_core", cfg.fma_units},
-                      {"peak_gflops", peak},
-                      {"peak_formula", str(threads, " cores x ", ghz, " GHz (measured) x ", lanes, " lanes x 2 (FMA) x ",
-                                           cfg.fma_units, " FMA units")},
+                      {"peak_gflops", peak > 0 ? nlohmann::json(peak) : nlohmann::json(nullptr)},
+                      {"peak", peak > 0 ? str(peak, " GFLOP/s = ", threads, " cores x ", ghz, " GHz (cpufreq max) x ", lanes,
+                                              " lanes x 2 (FMA) x ", cfg.fma_units, " FMA units")
+                                        : std::string("not known on this VM (no cpufreq cpuinfo_max_freq)")},
                       {"blas", cpu::blas_available() ? cpu::blas_description() : "not built (EMBER_BLAS_PEER off)"}};
   for (const char* var : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"})
     if (const char* v = std::getenv(var)) j["env"][var] = v;

@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
     ("profile-density", "density of the phase-profiled case", cxxopts::value<double>()->default_value("0.01"))
     ("stream-mb", "array size for the copy-bandwidth test (MiB, each of two)", cxxopts::value<int64_t>()->default_value("256"))
     ("scipy", "run the SciPy peer", cxxopts::value<bool>()->default_value("true"))
-    ("python", "Python with SciPy", cxxopts::value<std::string>()->default_value("/usr/bin/python3"))
+    ("python", "Python with SciPy (default: the bench-deps venv's, else /usr/bin/python3)", cxxopts::value<std::string>()->default_value(""))
     ("peer-script", "the SciPy peer script", cxxopts::value<std::string>()->default_value(EMBER_SOURCE_DIR "/examples/sparse/scipy_peer.py"))
     ("work-dir", "where the matrices for the peer are written", cxxopts::value<std::string>()->default_value("/tmp/bench_sparse"))
     ("keep-files", "keep the matrix files", cxxopts::value<bool>()->default_value("false"))
@@ -117,6 +117,7 @@ int main(int argc, char** argv) {
     auto args = ember::cli::parse(opts, argc, argv);
     // The results file is checked now: a missing folder fails before the run, not after it.
     if (args.count("json")) ember::cli::output_path("--json", args["json"].as<std::string>());
+    const std::string python = args["python"].as<std::string>().empty() ? peer_python() : args["python"].as<std::string>();
     if (args.count("help")) {
       std::cout << opts.help() << "\nTimes: 'op' = the operation alone on prepared operands (CSR built, data on the "
                                   "device, handles/descriptors/workspace cached).\n'setup' = starting from a dense "
@@ -161,10 +162,10 @@ int main(int argc, char** argv) {
     bool run_scipy = run_cpu && args["scipy"].as<bool>();
     std::string scipy_note = run_cpu ? "--scipy=false" : "--device cuda";
     if (run_scipy) {  // a missing Python or SciPy skips the peer instead of failing the whole sweep
-      std::string probe = "'" + args["python"].as<std::string>() + "' -c 'import scipy.sparse' > /dev/null 2>&1";
+      std::string probe = "'" + python + "' -c 'import scipy.sparse' > /dev/null 2>&1";
       if (std::system(probe.c_str()) != 0) {
         run_scipy = false;
-        scipy_note = args["python"].as<std::string>() + " cannot import scipy.sparse";
+        scipy_note = python + " cannot import scipy.sparse";
       }
     }
     int default_threads = num_threads();
@@ -224,7 +225,7 @@ int main(int argc, char** argv) {
       for (double d : densities) cases.push_back({"spgemm", int64_t(n), d});
 
     PeerCases peer(args["work-dir"].as<std::string>());
-    peer.python = args["python"].as<std::string>();
+    peer.python = python;
     peer.script = args["peer-script"].as<std::string>();
     peer.cfg = cfg;
     peer.blas_threads = default_threads;

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "examples/common/peer_python.h"
+
 using namespace ember;
 
 namespace bench {
@@ -39,9 +41,10 @@ json PeerCases::run_case(const std::string& id, const std::string& op, const Csr
     std::ofstream f(spec);
     f << json{{"warmup", cfg.warmup}, {"repeats", cfg.repeats}, {"min_batch_ms", 2.0}, {"cases", json::array({c})}}.dump(1);
   }
-  // OpenBLAS's core-type overrides are unset for the peer alone (they force an older, slower
-  // kernel); its thread count matches Ember's. SciPy's sparse kernels are single-threaded C++.
-  std::string cmd = "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=" +
+  // The peer's OPENBLAS_CORETYPE (for it alone) is examples/common/openblas_core.h's choice; its
+  // thread count matches Ember's. SciPy's sparse kernels are single-threaded C++.
+  const ember::bench::peer::PythonPeer& pp = ember::bench::peer::cached_python_peer(python);
+  std::string cmd = pp.prefix() + " OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=" +
                     std::to_string(blas_threads) + " '" + python + "' '" + script + "' '" + spec + "' '" + out + "'";
   int rc = std::system(cmd.c_str());
   EMBER_CHECK(rc == 0, "bench_sparse: the SciPy peer failed (exit status ", rc, "): ", cmd);
@@ -49,10 +52,12 @@ json PeerCases::run_case(const std::string& id, const std::string& op, const Csr
   EMBER_CHECK(f, "bench_sparse: the SciPy peer wrote no results to ", out);
   json r = json::parse(f);
   version_info = "SciPy " + r["scipy_version"].get<std::string>() + " (NumPy " + r["numpy_version"].get<std::string>() +
-                 ", Python " + r["python"].get<std::string>() + ", NumPy's BLAS: " + r["blas"].get<std::string>() + ")";
+                 ", Python " + r["python"].get<std::string>() + ", NumPy's BLAS: " + r["blas"].get<std::string>() + "; OpenBLAS core " + pp.openblas.summary() + ")";
   if (!keep_files)
     for (const std::string& path : {file, spec, out}) std::filesystem::remove(path);
   return r["results"][id];
 }
+
+std::string peer_python() { return ember::bench::peer::default_python(); }
 
 }  // namespace bench

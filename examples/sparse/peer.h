@@ -32,4 +32,7 @@ class PeerCases {
   std::string dir_;
 };
 
+// The peer python: examples/common/peer_python.h's choice (the bench-deps venv, else /usr/bin/python3).
+std::string peer_python();
+
 }  // namespace bench
