@@ -24,6 +24,16 @@ const OpSpec* find_spec(const std::string& op) {
   return nullptr;
 }
 
+Sample make_sample(const std::string& label, std::vector<Tensor> inputs, Fn call, Fn reference, double atol) {
+  Sample s;
+  s.label = label;
+  s.inputs = std::move(inputs);
+  s.call = std::move(call);
+  s.reference = std::move(reference);
+  s.atol = atol;
+  return s;
+}
+
 Tensor rand64(const Shape& shape, uint64_t seed, bool positive) {
   Generator g(seed);
   return positive ? uniform(shape, 0.5, 2.0, DType::Float64, &g) : normal(shape, 0.0, 1.0, DType::Float64, &g);

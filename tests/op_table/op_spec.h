@@ -65,6 +65,9 @@ void add_attention_specs(std::vector<OpSpec>& out);
 
 // ---- helpers for writing specs ----
 
+// A sample from its parts; atol is the float64 forward tolerance (rtol 1e-9).
+Sample make_sample(const std::string& label, std::vector<Tensor> inputs, Fn call, Fn reference, double atol = 1e-11);
+
 Tensor rand64(const Shape& shape, uint64_t seed, bool positive = false);  // N(0, 1), or U(0.5, 2)
 Tensor transposed64(const Shape& shape, uint64_t seed, bool positive = false);  // a transposed view
 Tensor strided64(const Shape& shape, uint64_t seed, bool positive = false);     // every 2nd element

@@ -9,15 +9,6 @@
 namespace ember::optable {
 namespace {
 
-Sample make(const std::string& label, std::vector<Tensor> in, Fn call, Fn ref, double atol = 1e-11) {
-  Sample s;
-  s.label = label;
-  s.inputs = std::move(in);
-  s.call = std::move(call);
-  s.reference = std::move(ref);
-  s.atol = atol;
-  return s;
-}
 
 // Applies row(values) -> values to every line of x along dim d.
 Tensor ref_rows(const Tensor& x, int64_t d, const std::function<std::vector<double>(const std::vector<double>&)>& row,
@@ -74,7 +65,7 @@ void softmax_family(std::vector<OpSpec>& out) {
   sm.samples = [] {
     std::vector<Sample> v;
     for (const RowCase& c : row_cases())
-      v.push_back(make(to_string(c.x.shape()) + " dim " + std::to_string(c.dim), {c.x},
+      v.push_back(make_sample(to_string(c.x.shape()) + " dim " + std::to_string(c.dim), {c.x},
                        [c](const std::vector<Tensor>& a) { return softmax(a[0], c.dim); },
                        [c](const std::vector<Tensor>& a) {
                          return ref_rows(a[0], c.dim < 0 ? c.dim + a[0].dim() : c.dim, softmax_row);
@@ -95,7 +86,7 @@ void softmax_family(std::vector<OpSpec>& out) {
   lsm.samples = [] {
     std::vector<Sample> v;
     for (const RowCase& c : row_cases())
-      v.push_back(make(to_string(c.x.shape()) + " dim " + std::to_string(c.dim), {c.x},
+      v.push_back(make_sample(to_string(c.x.shape()) + " dim " + std::to_string(c.dim), {c.x},
                        [c](const std::vector<Tensor>& a) { return log_softmax(a[0], c.dim); },
                        [c](const std::vector<Tensor>& a) {
                          return ref_rows(a[0], c.dim < 0 ? c.dim + a[0].dim() : c.dim, [](const std::vector<double>& r) {
@@ -122,7 +113,7 @@ void softmax_family(std::vector<OpSpec>& out) {
     bool keep = false;
     for (const RowCase& c : row_cases()) {
       keep = !keep;
-      v.push_back(make(to_string(c.x.shape()) + " dim " + std::to_string(c.dim) + (keep ? " keepdim" : ""), {c.x},
+      v.push_back(make_sample(to_string(c.x.shape()) + " dim " + std::to_string(c.dim) + (keep ? " keepdim" : ""), {c.x},
                        [c, keep](const std::vector<Tensor>& a) { return logsumexp(a[0], c.dim, keep); },
                        [c, keep](const std::vector<Tensor>& a) {
                          return ref_rows(
@@ -149,9 +140,10 @@ void linear_spec(std::vector<OpSpec>& out) {
     };
     for (C c : {C{{4, 7}, 5, true}, C{{2, 3, 7}, 1, true}, C{{7}, 3, false}, C{{1, 33}, 17, true}}) {
       int64_t in = c.x.back();
-      std::vector<Tensor> inputs = {rand64(c.x, 111), rand64({c.out_features, in}, 112)};
-      if (c.bias) inputs.push_back(rand64({c.out_features}, 113));
-      v.push_back(make(to_string(c.x) + " -> " + std::to_string(c.out_features) + (c.bias ? " with bias" : ""),
+      std::vector<Tensor> inputs{rand64(c.x, 111), rand64({c.out_features, in}, 112),
+                                 c.bias ? rand64({c.out_features}, 113) : Tensor()};
+      if (!c.bias) inputs.pop_back();
+      v.push_back(make_sample(to_string(c.x) + " -> " + std::to_string(c.out_features) + (c.bias ? " with bias" : ""),
                        inputs,
                        [](const std::vector<Tensor>& a) { return linear(a[0], a[1], a.size() > 2 ? a[2] : Tensor()); },
                        [](const std::vector<Tensor>& a) {
@@ -191,7 +183,7 @@ void layer_norm_spec(std::vector<OpSpec>& out) {
     for (C c : {C{{3, 7}, true, true}, C{{2, 3, 5}, true, false}, C{{4, 33}, false, false}, C{{1, 2}, true, true}}) {
       int64_t d = c.x.back();
       std::vector<Tensor> in = {rand64(c.x, 121), c.weight ? rand64({d}, 122) : Tensor(), c.bias ? rand64({d}, 123) : Tensor()};
-      v.push_back(make(to_string(c.x) + (c.weight ? " weight" : "") + (c.bias ? " bias" : ""), in,
+      v.push_back(make_sample(to_string(c.x) + (c.weight ? " weight" : "") + (c.bias ? " bias" : ""), in,
                        [](const std::vector<Tensor>& a) { return layer_norm(a[0], a[1], a[2], 1e-5); },
                        [](const std::vector<Tensor>& a) {
                          Tensor y = ref_rows(a[0], a[0].dim() - 1, [](const std::vector<double>& r) {
@@ -233,7 +225,7 @@ void cross_entropy_spec(std::vector<OpSpec>& out) {
       Shape lead(shape.begin(), shape.end() - 1);
       Generator g(seed);
       Tensor targets = randint(lead, 0, shape.back(), &g);
-      Sample smp = make(to_string(shape), {rand64(shape, seed), targets},
+      Sample smp = make_sample(to_string(shape), {rand64(shape, seed), targets},
                         [](const std::vector<Tensor>& a) { return cross_entropy(a[0], a[1]); },
                         [](const std::vector<Tensor>& a) {
                           Shape lines = a[0].shape();
@@ -276,7 +268,7 @@ void embedding_specs(std::vector<OpSpec>& out) {
   e.samples = [ids_of] {
     std::vector<Sample> v;
     for (auto [ids_shape, vocab, d] : {std::tuple<Shape, int64_t, int64_t>{{5}, 7, 3}, {{2, 3}, 4, 33}, {{}, 3, 2}, {{9}, 1, 1}}) {
-      Sample smp = make(to_string(ids_shape) + " ids into " + std::to_string(vocab) + " x " + std::to_string(d),
+      Sample smp = make_sample(to_string(ids_shape) + " ids into " + std::to_string(vocab) + " x " + std::to_string(d),
                         {rand64({vocab, d}, 141), ids_of(ids_shape, vocab, 142)},
                         [](const std::vector<Tensor>& a) { return embedding(a[0], a[1]); },
                         [](const std::vector<Tensor>& a) {
@@ -305,7 +297,7 @@ void embedding_specs(std::vector<OpSpec>& out) {
     for (auto [ids_shape, vocab, d] : {std::tuple<Shape, int64_t, int64_t>{{5}, 7, 3}, {{2, 3}, 2, 4}, {{9}, 1, 1}}) {
       Shape gs = ids_shape;
       gs.push_back(d);
-      Sample smp = make(to_string(ids_shape) + " ids, " + std::to_string(vocab) + " rows (repeats add)",
+      Sample smp = make_sample(to_string(ids_shape) + " ids, " + std::to_string(vocab) + " rows (repeats add)",
                         {rand64(gs, 143), ids_of(ids_shape, vocab, 144)},
                         [vocab = vocab](const std::vector<Tensor>& a) { return embedding_backward(a[0], a[1], vocab); },
                         [vocab = vocab, d = d](const std::vector<Tensor>& a) {
@@ -335,7 +327,7 @@ void dropout_spec(std::vector<OpSpec>& out) {
     std::vector<Sample> v;
     for (auto [x, p] : {std::pair<Tensor, double>{rand64({4, 33}, 151), 0.3}, {transposed64({7, 5}, 152), 0.5},
                         {rand64({1}, 153), 0.1}}) {
-      Sample smp = make(to_string(x.shape()) + " p " + std::to_string(p), {x},
+      Sample smp = make_sample(to_string(x.shape()) + " p " + std::to_string(p), {x},
                         [p = p](const std::vector<Tensor>& a) {
                           Generator g(9);  // a fresh generator per call: the same mask every time
                           return dropout(a[0], p, true, &g);

@@ -9,15 +9,6 @@
 namespace ember::optable {
 namespace {
 
-Sample make(const std::string& label, std::vector<Tensor> in, Fn call, Fn ref, double atol = 1e-11) {
-  Sample s;
-  s.label = label;
-  s.inputs = std::move(in);
-  s.call = std::move(call);
-  s.reference = std::move(ref);
-  s.atol = atol;
-  return s;
-}
 
 // The k largest (or smallest) of each last-dim row, in order: std::sort on the row, nothing shared
 // with the kernels.
@@ -51,7 +42,7 @@ void select_specs(std::vector<OpSpec>& out) {
     std::vector<Sample> v;
     for (auto [x, k, largest] : {std::tuple<Tensor, int64_t, bool>{rand64({3, 7}, 161), 3, true}, {rand64({33}, 162), 5, false},
                                  {transposed64({4, 6}, 163), 6, true}, {rand64({2, 3, 5}, 164), 1, true}, {rand64({1}, 165), 1, false}})
-      v.push_back(make(to_string(x.shape()) + " k " + std::to_string(k) + (largest ? " largest" : " smallest"), {x},
+      v.push_back(make_sample(to_string(x.shape()) + " k " + std::to_string(k) + (largest ? " largest" : " smallest"), {x},
                        [k = k, largest = largest](const std::vector<Tensor>& a) { return topk(a[0], k, largest).values; },
                        [k = k, largest = largest](const std::vector<Tensor>& a) { return ref_select(a[0], k, largest); }, 0));
     return v;
@@ -64,7 +55,7 @@ void select_specs(std::vector<OpSpec>& out) {
   s.samples = [] {
     std::vector<Sample> v;
     for (auto [x, desc] : {std::pair<Tensor, bool>{rand64({3, 7}, 166), false}, {strided64({2, 9}, 167), true}, {rand64({5}, 168), false}})
-      v.push_back(make(to_string(x.shape()) + (desc ? " descending" : ""), {x},
+      v.push_back(make_sample(to_string(x.shape()) + (desc ? " descending" : ""), {x},
                        [desc = desc](const std::vector<Tensor>& a) { return sort(a[0], desc).values; },
                        [desc = desc](const std::vector<Tensor>& a) { return ref_select(a[0], a[0].size(-1), desc); }, 0));
     return v;
@@ -79,7 +70,7 @@ void select_specs(std::vector<OpSpec>& out) {
       std::vector<Sample> v;
       for (auto [x, dim] : {std::pair<Tensor, int64_t>{rand64({3, 7}, 171), 1}, {rand64({33}, 172), 0},
                             {transposed64({4, 5}, 173), 0}, {rand64({2, 3, 4}, 174), -2}}) {
-        v.push_back(make(to_string(x.shape()) + " dim " + std::to_string(dim), {x},
+        v.push_back(make_sample(to_string(x.shape()) + " dim " + std::to_string(dim), {x},
                          [dim = dim, reverse](const std::vector<Tensor>& a) {
                            return reverse ? cumsum_reverse(a[0], dim) : cumsum(a[0], dim);
                          },
@@ -129,7 +120,7 @@ void sparse_specs(std::vector<OpSpec>& out) {
       CsrTensor a = random_csr(c.m, c.k, c.density, 181);
       auto pattern = a.pattern_ptr();
       Tensor b = rand64({c.transpose ? c.m : c.k, c.n}, 182);
-      v.push_back(make("[" + std::to_string(c.m) + ", " + std::to_string(c.k) + "] density " + std::to_string(c.density) +
+      v.push_back(make_sample("[" + std::to_string(c.m) + ", " + std::to_string(c.k) + "] density " + std::to_string(c.density) +
                            (c.transpose ? " transposed" : "") + " @ " + to_string(b.shape()),
                        {a.values(), b},
                        [pattern, c](const std::vector<Tensor>& x) { return spmm(CsrTensor(pattern, x[0]), x[1], c.transpose); },
@@ -157,7 +148,7 @@ void sparse_specs(std::vector<OpSpec>& out) {
     std::vector<Sample> v;
     for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{5, 7, 3}, {1, 4, 33}, {6, 6, 1}}) {
       auto pattern = random_csr(m, n, 0.4, 191).pattern_ptr();
-      v.push_back(make("pattern [" + std::to_string(m) + ", " + std::to_string(n) + "], k " + std::to_string(k),
+      v.push_back(make_sample("pattern [" + std::to_string(m) + ", " + std::to_string(n) + "], k " + std::to_string(k),
                        {rand64({m, k}, 192), rand64({n, k}, 193)},
                        [pattern](const std::vector<Tensor>& x) { return sampled_dot(pattern, x[0], x[1]); },
                        [pattern](const std::vector<Tensor>& x) {
@@ -230,7 +221,7 @@ void attention_spec(std::vector<OpSpec>& out) {
       ks.insert(ks.end(), {c.nk, c.d});
       AttentionOptions o;
       o.causal = c.causal;
-      v.push_back(make("q " + to_string(qs) + ", k " + to_string(ks) + (c.causal ? " causal" : ""),
+      v.push_back(make_sample("q " + to_string(qs) + ", k " + to_string(ks) + (c.causal ? " causal" : ""),
                        {rand64(qs, 201), rand64(ks, 202), rand64(ks, 203)},
                        [o](const std::vector<Tensor>& x) { return attention(x[0], x[1], x[2], o); },
                        [o](const std::vector<Tensor>& x) { return ref_attention(x[0], x[1], x[2], o.causal); }, 1e-11));
@@ -239,7 +230,7 @@ void attention_spec(std::vector<OpSpec>& out) {
   };
   s.bench = [](int64_t n) {
     AttentionOptions o;
-    return make("q, k, v [" + std::to_string(n) + ", 64]", {rand64({n, 64}, 204), rand64({n, 64}, 205), rand64({n, 64}, 206)},
+    return make_sample("q, k, v [" + std::to_string(n) + ", 64]", {rand64({n, 64}, 204), rand64({n, 64}, 205), rand64({n, 64}, 206)},
                 [o](const std::vector<Tensor>& x) { return attention(x[0], x[1], x[2], o); },
                 [o](const std::vector<Tensor>& x) { return ref_attention(x[0], x[1], x[2], o.causal); });
   };

@@ -4,13 +4,10 @@
 namespace ember::optable {
 namespace {
 
+// Views and copies move values exactly.
 Sample sample(const std::string& label, std::vector<Tensor> in, Fn call, Fn ref) {
-  Sample s;
-  s.label = label;
-  s.inputs = std::move(in);
-  s.call = std::move(call);
-  s.reference = std::move(ref);
-  s.atol = s.rtol = 0;  // views and copies move values exactly
+  Sample s = make_sample(label, std::move(in), std::move(call), std::move(ref), 0);
+  s.rtol = 0;
   return s;
 }
 

@@ -4,60 +4,19 @@
 #pragma once
 #include <functional>
 
+#include "op_table/op_spec.h"
 #include "test_util.h"
 
 namespace ember::testing {
 
-// Calls f(index) for every multi-index of `shape` in row-major order.
-inline void for_each_index(const Shape& shape, const std::function<void(const Shape&)>& f) {
-  if (numel(shape) == 0) return;
-  Shape idx(shape.size(), 0);
-  while (true) {
-    f(idx);
-    int64_t d = int64_t(shape.size()) - 1;
-    for (; d >= 0; --d) {
-      if (++idx[size_t(d)] < shape[size_t(d)]) break;
-      idx[size_t(d)] = 0;
-    }
-    if (d < 0) return;
-  }
-}
-
-// The index into an operand of shape `in` that NumPy broadcasting reads for output index `out`.
-inline Shape broadcast_index(const Shape& out, const Shape& in) {
-  Shape idx(in.size());
-  size_t lead = out.size() - in.size();
-  for (size_t i = 0; i < in.size(); ++i) idx[i] = in[i] == 1 ? 0 : out[lead + i];
-  return idx;
-}
-
-// NumPy's broadcast shape, computed here without calling ember::broadcast_shapes.
-inline Shape ref_broadcast(const Shape& a, const Shape& b) {
-  size_t n = std::max(a.size(), b.size());
-  Shape out(n);
-  for (size_t i = 0; i < n; ++i) {
-    int64_t da = i + a.size() < n ? 1 : a[i + a.size() - n];
-    int64_t db = i + b.size() < n ? 1 : b[i + b.size() - n];
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
-}
-
-// A float64 tensor of `shape` with element idx = f(idx).
-inline Tensor ref_tensor(const Shape& shape, const std::function<double(const Shape&)>& f) {
-  Tensor out = zeros(shape, DType::Float64);
-  for_each_index(shape, [&](const Shape& i) { out.set(i, f(i)); });
-  return out;
-}
-
-inline Tensor ref_unary(const Tensor& x, const std::function<double(double)>& f) {
-  return ref_tensor(x.shape(), [&](const Shape& i) { return f(x.at(i)); });
-}
-
-inline Tensor ref_binary(const Tensor& a, const Tensor& b, const std::function<double(double, double)>& f) {
-  Shape s = ref_broadcast(a.shape(), b.shape());
-  return ref_tensor(s, [&](const Shape& i) { return f(a.at(broadcast_index(i, a.shape())), b.at(broadcast_index(i, b.shape()))); });
-}
+// The index arithmetic and loop references are the op table's (tests/op_table/op_spec.h), so that
+// the table-driven suite and these special-purpose tests share one definition of each.
+using optable::broadcast_index;
+using optable::for_each_index;
+using optable::ref_binary;
+using optable::ref_broadcast;
+using optable::ref_tensor;
+using optable::ref_unary;
 
 // Non-contiguous float64 inputs of a given shape, each with random values.
 // The transpose of a contiguous tensor: swaps the last two dims (shape must be at least 2-d).
