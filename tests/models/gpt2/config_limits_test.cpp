@@ -6,22 +6,15 @@
 #include "framework/io/safetensors.h"
 #include "models/gpt2/checkpoint.h"
 #include "models/gpt2/config.h"
+#include "models/gpt2/gpt2_fixtures.h"
 #include "test_util.h"
 
 using namespace ember;
 using namespace ember::gpt2;
+using ember::gpt2::testing::tiny_config;
 
 namespace {
 
-Config tiny() {
-  Config c;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.n_embd = 16;
-  c.vocab_size = 37;
-  c.n_positions = 24;
-  return c;
-}
 
 std::string json_with(const std::string& key, const std::string& value) {
   return "{\"n_layer\": 2, \"n_head\": 1, \"n_embd\": 16, \"vocab_size\": 37, \"n_positions\": 24, \"" + key +
@@ -31,7 +24,7 @@ std::string json_with(const std::string& key, const std::string& value) {
 std::string saved_tiny_model(const std::string& name) {
   std::string dir = ::testing::TempDir() + "/ember_gpt2_limits_" + name;
   std::filesystem::remove_all(dir);
-  save_model(GPT2(tiny(), 3), dir);
+  save_model(GPT2(tiny_config(), 3), dir);
   return dir;
 }
 
@@ -83,7 +76,7 @@ TEST(Gpt2ConfigLimits, LoadModelChecksTheConfigAgainstTheWeightsBeforeAllocating
   EXPECT_EMBER_ERROR(load_model(dir), "n_positions and n_embd giving wpe.weight the shape [25, 16]");
   std::ofstream(dir + "/config.json") << "{\"n_embd\": 4611686018427387904, \"n_head\": 1}";
   EXPECT_EMBER_ERROR(load_model(dir), "n_embd is 4611686018427387904");
-  std::ofstream(dir + "/config.json") << tiny().to_json_string();
+  std::ofstream(dir + "/config.json") << tiny_config().to_json_string();
   EXPECT_EQ(load_model(dir)->config().n_layer, 2);  // the matching config still loads
 }
 

@@ -7,22 +7,15 @@
 #include "framework/io/safetensors.h"
 #include "models/gpt2/checkpoint.h"
 #include "models/gpt2/generate.h"
+#include "models/gpt2/gpt2_fixtures.h"
 #include "test_util.h"
 
 using namespace ember;
 using namespace ember::gpt2;
+using ember::gpt2::testing::tiny_config;
 
 namespace {
 
-Config tiny_config() {
-  Config c;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.n_embd = 16;
-  c.vocab_size = 37;
-  c.n_positions = 24;
-  return c;
-}
 
 Tensor random_ids(int64_t b, int64_t t, int64_t vocab, uint64_t seed) {
   Generator g(seed);

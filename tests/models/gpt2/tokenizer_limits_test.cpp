@@ -4,23 +4,15 @@
 #include <string>
 
 #include "models/gpt2/tokenizer.h"
+#include "models/gpt2/gpt2_fixtures.h"
 #include "test_util.h"
 
 using ember::gpt2::Tokenizer;
 
+using ember::gpt2::testing::byte_vocab;
+
 namespace {
 
-// The 256 byte symbols as ids 0..255, then `extra` (already JSON: "\"tok\":id,...").
-std::string byte_vocab(const std::string& extra) {
-  std::string vocab = "{";
-  const auto& b2u = ember::gpt2::byte_to_unicode();
-  for (int b = 0; b < 256; ++b) {
-    std::string s = b2u[size_t(b)];
-    if (s == "\"" || s == "\\") s = "\\" + s;
-    vocab += (b ? "," : "") + std::string("\"") + s + "\":" + std::to_string(b);
-  }
-  return vocab + (extra.empty() ? "" : "," + extra) + "}";
-}
 
 }  // namespace
 

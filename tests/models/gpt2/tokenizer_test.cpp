@@ -3,6 +3,7 @@
 #include <fstream>
 #include <set>
 
+#include "models/gpt2/gpt2_fixtures.h"
 #include "test_util.h"
 
 using ember::gpt2::Tokenizer;
@@ -11,16 +12,10 @@ namespace {
 
 // A tiny vocabulary: the 256 byte symbols, a few merges, and end-of-text.
 Tokenizer tiny() {
-  std::string vocab = "{";
   const auto& b2u = ember::gpt2::byte_to_unicode();
-  for (int b = 0; b < 256; ++b) {
-    std::string s = b2u[size_t(b)];
-    if (s == "\"" || s == "\\") s = "\\" + s;
-    vocab += (b ? "," : "") + std::string("\"") + s + "\":" + std::to_string(b);
-  }
   // merges: "h e", "l l", "he ll", "Ġ w" (Ġ is the space byte's symbol)
   const std::string sp = b2u[' '];
-  vocab += ",\"he\":256,\"ll\":257,\"hell\":258,\"" + sp + "w\":259,\"<|endoftext|>\":260}";
+  std::string vocab = ember::gpt2::testing::byte_vocab("\"he\":256,\"ll\":257,\"hell\":258,\"" + sp + "w\":259,\"<|endoftext|>\":260");
   std::string merges = "#version: 0.2\nh e\nl l\nhe ll\n" + sp + " w\n";
   return Tokenizer::from_strings(vocab, merges);
 }
