@@ -90,7 +90,7 @@ std::vector<Tensor> run_backward(const std::vector<std::shared_ptr<Node>>& roots
     }
     if (observer) (*observer)(step);
     if (!keep.count(node)) cot.erase(c);  // release cotangents as soon as they are consumed
-    if (free_graph) node->vjp = nullptr;  // and the saved tensors with them
+    if (free_graph) node->free_saved();
   }
   std::vector<Tensor> out;
   for (const auto& w : wanted) {

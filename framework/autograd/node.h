@@ -27,6 +27,12 @@ struct Node {
   const char* op = "";                          // primitive name, e.g. "mul"
   std::vector<std::shared_ptr<Node>> parents;  // one per input; null where that input is not traced here
   VjpFn vjp;                                    // reverse mode
+  // What the VJP reads, as its primitive declared (Primitive::saves): inputs (undefined where not
+  // saved), the output, and the kernel's extras. Kept here rather than in the closure, so that the
+  // closure stays small enough for std::function to hold without allocating.
+  std::vector<Tensor> saved;
+  Tensor saved_out;
+  std::vector<Tensor> extras;
   Tensor tangent;                               // forward mode: the tangent of this node's value
   bool forward_mode = false;
   Shape shape;  // of the value, to check cotangents
@@ -39,6 +45,14 @@ struct Node {
   bool is_leaf = false;
   int leaf_index = -1;
   std::weak_ptr<TensorImpl> leaf_tensor;
+
+  // After a backward() that does not keep the graph: drops the rule and the tensors it read.
+  void free_saved() {
+    vjp = nullptr;
+    saved = {};
+    saved_out = Tensor();
+    extras = {};
+  }
 
   Node() = default;
   Node(const Node&) = delete;

@@ -15,12 +15,14 @@
 // choice between the fused backward kernel and the composite rule (the fused one serves only when
 // nothing it reads is traced, i.e. its result will not be differentiated again).
 #pragma once
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "framework/autograd/op_table.h"
 #include "framework/autograd/trace.h"
 
 namespace ember {
@@ -55,23 +57,10 @@ struct OpCall {
   const Shape& out_shape() const { return node.shape; }
 };
 
-// Type-erased facts about a primitive: one entry of the op table.
-struct OpInfo {
-  std::string name;
-  std::string label;           // how messages name it: the name, or "custom op 'name'"
-  const char* node_name = "";  // interned: trace nodes keep the pointer
-  std::vector<DType> dtypes{DType::Float32, DType::Float64};
-  std::array<bool, 2> kernel{};  // by Device: a default kernel exists
-  std::array<bool, 2> fused{};   // by Device: a fused backward kernel exists
-  bool has_vjp = false, has_jvp = false, builtin = true;
-  std::vector<std::pair<Device, std::string>> variants;
-  bool has_variant(Device d, const std::string& v) const;
-};
-
-// Every primitive constructed so far in this process (Ember's own once ops/op_list.h's
-// builtin_ops() has run, and every CustomOp), in construction order.
-std::vector<std::shared_ptr<const OpInfo>> registered_ops();
-std::shared_ptr<const OpInfo> find_op(const std::string& name);  // nullptr when none
+// True while the engine runs a kernel whose application it records, so that a backward pass may
+// read its extras. A kernel may skip extras that only the backward reads (layer_norm's row
+// statistics) when false; extras that callers read (topk's indices) are always returned.
+bool extras_wanted();
 
 // While alive with enabled = false, backward passes on this thread use the composite VJP rules
 // even where a fused kernel could serve (the tests compare the two).
@@ -87,15 +76,19 @@ class FusedBackwardGuard {
 };
 
 namespace primitive_detail {
-const char* intern(const std::string& name);
-void add_to_table(std::shared_ptr<const OpInfo> info);
 bool fused_enabled();
-const std::string* variant_override(const OpInfo* op);  // this thread's ScopedVariant, if any
-void push_variant_override(const OpInfo* op, const std::string& variant);
-void pop_variant_override();
 Device device_of(const OpInfo& op, const Args& args);    // checks that every input is on one device
-[[noreturn]] void no_kernel(const OpInfo& op, Device d);
-[[noreturn]] void no_variant(const OpInfo& op, Device d, const std::string& variant);
+// Sets extras_wanted() for its lifetime.
+class ExtrasWanted {
+ public:
+  ExtrasWanted();
+  ~ExtrasWanted();
+  ExtrasWanted(const ExtrasWanted&) = delete;
+  ExtrasWanted& operator=(const ExtrasWanted&) = delete;
+
+ private:
+  bool prev_;
+};
 void check_rule_result(const OpInfo& op, const char* rule, const Tensor& r, const Shape& shape, DType dtype,
                        const char* what, size_t i);
 bool any_traced(const Tensor& g, const Args& in, const Tensor& out, const std::vector<Tensor>& extras);
@@ -262,7 +255,10 @@ KernelOut Primitive<A>::apply(const Args& args, const A& attrs) const {
     return d.run(inner, attrs);
   }
   for (size_t i = 0; i < args.size(); ++i) inner[i] = autograd::unbox(args[i], t);
-  KernelOut r = apply(inner, attrs);  // one trace level down: older traces record there
+  KernelOut r = [&] {
+    primitive_detail::ExtrasWanted wanted;
+    return apply(inner, attrs);  // one trace level down: older traces record there
+  }();
   auto node = autograd::detail::make_node(d.node_name, args, t, r.out);
   if (node->forward_mode) {
     Args tangents(args.size());
@@ -274,14 +270,14 @@ KernelOut Primitive<A>::apply(const Args& args, const A& attrs) const {
     node->tangent = std::move(tan);
   } else {
     EMBER_CHECK(d.vjp_rule, d.label, ": no VJP rule was given, so it cannot be differentiated in reverse mode");
-    Args saved(args.size());
-    for (size_t i = 0; i < args.size(); ++i)
-      if (d.save_all_inputs) saved[i] = inner[i];
     if (!d.save_all_inputs)
-      for (int i : d.saved_inputs) saved[size_t(i)] = inner[size_t(i)];
-    node->vjp = [def = d_.get(), attrs, saved = std::move(saved), out = d.save_output ? r.out : Tensor(),
-                 extras = r.extras](const Tensor& g, const autograd::Node& n) {
-      return def->backward(g, OpCall<A>{attrs, saved, out, extras, n});
+      for (size_t i = 0; i < inner.size(); ++i)
+        if (std::find(d.saved_inputs.begin(), d.saved_inputs.end(), int(i)) == d.saved_inputs.end()) inner[i] = Tensor();
+    node->saved = std::move(inner);  // the same vector: no second allocation per node
+    if (d.save_output) node->saved_out = r.out;
+    node->extras = r.extras;
+    node->vjp = [def = d_.get(), attrs](const Tensor& g, const autograd::Node& n) {
+      return def->backward(g, OpCall<A>{attrs, n.saved, n.saved_out, n.extras, n});
     };
   }
   r.out = autograd::box(r.out, t, std::move(node));

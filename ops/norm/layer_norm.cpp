@@ -74,7 +74,9 @@ struct LayerNormAttrs {
 };
 using LayerNormCall = OpCall<LayerNormAttrs>;
 
+// The statistics are extras only a backward pass reads: an unrecorded call skips them.
 KernelOut kernel(const Args& a, const LayerNormAttrs& at) {
+  if (!extras_wanted()) return layer_norm_kernel(a[0], a[1], a[2], at.eps, nullptr, nullptr);
   Tensor mean, rstd;
   Tensor y = layer_norm_kernel(a[0], a[1], a[2], at.eps, &mean, &rstd);
   return {y, {mean, rstd}};
