@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
     out["results"] = nlohmann::json::array();
     std::cout << "op                           numel      MB moved   median ms      GB/s   % of memcpy\n";
     for (int64_t n : cli::int_list(args["numel"].as<std::string>(), "--numel", "element counts such as 1048576")) {
-      EMBER_CHECK(n >= 1024 && n % 1024 == 0, "bench_ops: --numel values must be positive multiples of 1024, got ", n);
+      EMBER_CHECK(n >= 1024 && n % 1024 == 0, "--numel values must be positive multiples of 1024, got ", n);
       Generator gen(1);
       Tensor x = normal({n / 1024, 1024}, 0, 1, dt, &gen), y = normal({n / 1024, 1024}, 0, 1, dt, &gen);
       Tensor w = normal({1024}, 1, 0.1, dt, &gen), b = normal({1024}, 0, 0.1, dt, &gen);
