@@ -28,7 +28,9 @@ struct Binder {
 using T = const Tensor&;
 using nb::arg;
 
-nb::tuple pair(const TopK& r) { return nb::make_tuple(r.values, r.indices); }
+// A C++ pair, not a Python tuple: the op runs without the GIL, and nanobind converts the
+// result after taking it back.
+std::pair<Tensor, Tensor> pair(const TopK& r) { return {r.values, r.indices}; }
 
 }  // namespace
 
