@@ -15,6 +15,9 @@ class CustomOp:
     """
 
     def __init__(self, name, forward, vjp=None, vjp_all=None, jvp=None):
+        for what, rule in (("forward", forward), ("vjp", vjp), ("vjp_all", vjp_all), ("jvp", jvp)):
+            if rule is not None and not callable(rule) or (what == "forward" and rule is None):
+                raise _ember.Error(f"CustomOp '{name}': {what} must be a function, got {type(rule).__name__}")
         self.name = name
         self._forward = forward
         self._op = _ember._custom_op(name, lambda ins: forward(*ins), vjp, vjp_all, jvp)
