@@ -141,3 +141,14 @@ class no_grad:
         wrapped.__name__ = getattr(fn, "__name__", "wrapped")
         wrapped.__doc__ = getattr(fn, "__doc__", None)
         return wrapped
+
+
+def autodiff_trace(f, x, direction=None):
+    """Baydin et al.'s evaluation traces of f at the numbers x (float64 scalars): the forward primal
+    and tangent traces and the reverse adjoint trace, read back from the graph Ember records.
+    direction defaults to the first unit vector. t.primal_table(), t.tangent_table(),
+    t.adjoint_table() print them ("text" or "latex"); t.y, t.gradient, t.vars hold the numbers."""
+    x = [float(v) for v in x]
+    if direction is None:
+        direction = [1.0] + [0.0] * (len(x) - 1)
+    return _ember._autodiff_trace(lambda xs: f(*xs), x, [float(v) for v in direction])

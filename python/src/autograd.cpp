@@ -37,6 +37,48 @@ void bind_autograd(nb::module_& m) {
       .def("__enter__", [](NoGrad& g) { g.guard = std::make_unique<autograd::NoGradGuard>(); })
       .def("__exit__", [](NoGrad& g, nb::args) { g.guard.reset(); });
   m.def("grad_enabled", &autograd::grad_enabled);
+
+  // Baydin et al.'s evaluation traces of a Python function (the autodiff study's tables).
+  using autograd::EvaluationTrace;
+  using autograd::TraceFormat;
+  auto format_of = [](const std::string& f) {
+    EMBER_CHECK(f == "text" || f == "latex", "autodiff_trace: format must be 'text' or 'latex', got '", f, "'");
+    return f == "text" ? TraceFormat::Text : TraceFormat::Latex;
+  };
+  nb::class_<EvaluationTrace>(m, "EvaluationTrace")
+      .def_ro("y", &EvaluationTrace::y)
+      .def_ro("y_tangent", &EvaluationTrace::y_tangent)
+      .def_ro("gradient", &EvaluationTrace::gradient)
+      .def_ro("direction", &EvaluationTrace::direction)
+      .def_prop_ro("vars", [](const EvaluationTrace& t) {
+        nb::list out;
+        for (const auto& v : t.vars) {
+          nb::dict d;
+          d["index"] = v.index;
+          d["op"] = v.op;
+          d["args"] = v.args;
+          d["value"] = v.value;
+          d["tangent"] = v.tangent;
+          d["adjoint"] = v.adjoint;
+          out.append(d);
+        }
+        return out;
+      })
+      .def("primal_table", [format_of](const EvaluationTrace& t, const std::string& f) {
+        return autograd::primal_table(t, format_of(f));
+      }, nb::arg("format") = "text")
+      .def("tangent_table", [format_of](const EvaluationTrace& t, const std::string& f) {
+        return autograd::tangent_table(t, format_of(f));
+      }, nb::arg("format") = "text")
+      .def("adjoint_table", [format_of](const EvaluationTrace& t, const std::string& f) {
+        return autograd::adjoint_table(t, format_of(f));
+      }, nb::arg("format") = "text");
+  m.def("_autodiff_trace", [](nb::handle f, const std::vector<double>& x, const std::vector<double>& direction) {
+    auto fn = [f](const std::vector<Tensor>& xs) {
+      return as_tensor(nb::borrow(f)(nb::cast(xs)), "autodiff_trace: f's result");
+    };
+    return autograd::trace_evaluation(fn, x, direction);
+  }, nb::arg("f"), nb::arg("x"), nb::arg("direction"));
 }
 
 }  // namespace ember::py

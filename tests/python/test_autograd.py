@@ -149,3 +149,18 @@ def test_gil_is_released_during_kernels():
     t.join()
     # The main thread kept running Python while the matmuls ran (with the GIL held it would not).
     assert len(ticks) >= 3
+
+
+def test_autodiff_trace_gives_baydins_tables():
+    t = ember.autodiff_trace(lambda x1, x2: ember.log(x1) + x1 * x2 - ember.sin(x2), [2.0, 5.0])
+    assert t.y == pytest.approx(np.log(2) + 10 - np.sin(5))
+    assert t.gradient == pytest.approx([5.5, 2 - np.cos(5)])
+    assert t.y_tangent == pytest.approx(5.5)
+    assert [v["op"] for v in t.vars] == ["input", "input", "log", "mul", "add", "sin", "sub"]  # Python order
+    primal = t.primal_table()
+    assert "11.652" in primal and "0.693" in primal
+    assert "5.5" in t.tangent_table()
+    assert "1.716" in t.adjoint_table()
+    assert "tabular" in t.primal_table("latex")
+    with pytest.raises(ember.Error, match="format"):
+        t.primal_table("html")
