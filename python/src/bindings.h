@@ -33,6 +33,9 @@ void bind_io(nb::module_& m);
 // callback (a custom op's rule, a traced Python function) takes it back through PyCallable.
 using release_gil = nb::call_guard<nb::gil_scoped_release>;
 
+// False once the interpreter is finalizing: Python references must then be leaked, not released.
+bool python_alive();
+
 // A Python callable held by C++ closures (an op definition, a recorded node). Those closures may be
 // copied or destroyed without the GIL (inside a kernel) or after the interpreter is gone (the op
 // table is a static), so the reference is counted under the GIL and leaked at exit.

@@ -9,14 +9,18 @@ namespace ember::py {
 
 PyCallable::PyCallable(nb::handle fn) : ref_(new Ref{fn.ptr()}) { Py_INCREF(fn.ptr()); }
 
-PyCallable::Ref::~Ref() {
+bool python_alive() {
   // After Py_Finalize (static op tables are destroyed then) there is nothing to release into.
-  if (!Py_IsInitialized()) return;
+  if (!Py_IsInitialized()) return false;
 #if PY_VERSION_HEX >= 0x030D0000
-  if (Py_IsFinalizing()) return;
+  return !Py_IsFinalizing();
 #else
-  if (_Py_IsFinalizing()) return;
+  return !_Py_IsFinalizing();
 #endif
+}
+
+PyCallable::Ref::~Ref() {
+  if (!python_alive()) return;
   nb::gil_scoped_acquire gil;
   Py_DECREF(obj);
 }
@@ -61,6 +65,7 @@ Tensor from_ndarray(const CpuArray& a) {
   // The ndarray handle is released under the GIL: a tensor can die inside a kernel that runs without it.
   auto* keep = new CpuArray(a);
   std::shared_ptr<void> owner(keep, [](void* p) {
+    if (!python_alive()) return;  // a tensor that outlived the interpreter leaks its array's handle
     nb::gil_scoped_acquire gil;
     delete static_cast<CpuArray*>(p);
   });

@@ -109,3 +109,19 @@ def test_errors_in_rules_become_python_exceptions(rng):
         not_a_tensor(x)
     with pytest.raises(ember.Error, match="vjp or vjp_all"):
         ember.CustomOp("py_both", forward=lambda x: x, vjp=boom, vjp_all=boom)
+
+
+def test_interpreter_exits_cleanly_with_custom_ops_and_shared_arrays_alive():
+    # The op table (a C++ static) outlives the interpreter and keeps Python rules; tensors on NumPy
+    # memory may be alive in globals at exit. Neither may crash or print at shutdown.
+    import subprocess
+    import sys
+    code = ("import numpy as np, ember\n"
+            "op = ember.CustomOp('py_exit_op', forward=lambda x: x.numpy() * 2, vjp=lambda g, i, ins, out: g * 2.0)\n"
+            "keep = ember.from_numpy(np.ones(1000))\n"
+            "y, vjp = ember.make_vjp(op, keep)\n"
+            "view = keep[::2].numpy()\n"
+            "print('done')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "done" and r.stderr == ""
