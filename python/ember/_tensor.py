@@ -179,3 +179,17 @@ Tensor.__float__ = _float
 Tensor.__int__ = _int
 Tensor.__bool__ = _bool
 Tensor.tolist = _tolist
+
+
+_cpp_to = Tensor.to
+_NAMED = {"float32": DType.float32, "float64": DType.float64, "int64": DType.int64}
+
+
+def _to(self, target):
+    """x.to(ember.float64), x.to("float64"), x.to(ember.cpu), x.to("cpu") or x.to("cuda")."""
+    if isinstance(target, str):
+        target = _NAMED[target] if target in _NAMED else _ember._parse_device(target)
+    return _cpp_to(self, target)
+
+
+Tensor.to = _to

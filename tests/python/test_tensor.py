@@ -248,3 +248,11 @@ def test_errors_are_ember_errors_with_the_message():
         ember.from_numpy([1, 2])
     with pytest.raises(ember.Error):
         ember.ones([2, 3]).transpose(0, 5)
+
+
+def test_to_takes_names():
+    x = ember.tensor([1.5, 2.5])
+    assert x.to("float64").dtype == ember.float64 and x.to("int64").tolist() == [1, 2]
+    assert x.to("cpu").device == ember.cpu
+    with pytest.raises(ember.Error):
+        x.to("tpu")
