@@ -53,6 +53,31 @@ configure_and_build() {
   cmake --build "$dir" -j "$JOBS"
 }
 
+# The Python package (pyproject.toml, python/): pip install . into a venv under the build folder,
+# then pytest tests/python. The wheel's CMake build folder (build/py-wheel) persists, so a second
+# run recompiles only what changed; ccache serves clones that built the same sources before.
+PY_PACKAGES=(python3-venv python3-dev)
+PY_VENV=${EMBER_PY_VENV:-$BUILD_DIR/py-venv}
+python_tests() {
+  install_packages "${PY_PACKAGES[@]}"
+  [ -x "$PY_VENV/bin/python" ] || /usr/bin/python3 -m venv "$PY_VENV"
+  if ! "$PY_VENV/bin/python" -c "import scikit_build_core, nanobind, numpy, pytest" 2>/dev/null; then
+    echo "==> pip install scikit-build-core nanobind numpy pytest into $PY_VENV"
+    "$PY_VENV/bin/python" -m pip install --quiet --upgrade pip
+    "$PY_VENV/bin/python" -m pip install --quiet "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.22" pytest
+  fi
+  echo "==> pip install . (the ember Python package) into $PY_VENV"
+  local cmake_args=""
+  if command -v ccache >/dev/null; then
+    cmake_args="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
+    export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+  fi
+  CMAKE_ARGS="$cmake_args" CMAKE_BUILD_PARALLEL_LEVEL=$JOBS \
+    "$PY_VENV/bin/python" -m pip install --quiet --no-build-isolation .
+  echo "==> pytest tests/python"
+  "$PY_VENV/bin/python" -m pytest -q -rs tests/python
+}
+
 run_tests() {
   local dir=$1
   ctest --test-dir "$dir" --output-on-failure -j "$JOBS" --timeout 900
@@ -77,6 +102,7 @@ case "${1:-main}" in
     install_packages "${BUILD_PACKAGES[@]}" "${DATA_PACKAGES[@]}"
     configure_and_build "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
     run_tests "$BUILD_DIR"
+    python_tests
     if [ "${CI:-}" = "true" ] || [ "${EMBER_SANITIZE_RUN:-0}" = "1" ]; then
       echo "==> the suite once more under AddressSanitizer and UndefinedBehaviorSanitizer (Debug)"
       configure_and_build build-sanitize -DCMAKE_BUILD_TYPE=Debug -DEMBER_SANITIZE=ON -DEMBER_CUDA=OFF \

@@ -107,6 +107,12 @@ void reset_peak_memory(Device d) { allocator(d).reset_peak(); }
 Storage::Storage(size_t bytes, Device device) : bytes_(bytes), device_(device) {
   data_ = allocator(device).allocate(bytes);
 }
-Storage::~Storage() { allocator(device_).deallocate(data_, bytes_); }
+Storage::Storage(void* data, size_t bytes, Device device, std::shared_ptr<void> owner)
+    : data_(data), bytes_(bytes), device_(device), owner_(std::move(owner)) {
+  EMBER_CHECK(owner_, "Storage: foreign memory needs an owner that keeps it alive");
+}
+Storage::~Storage() {
+  if (!owner_) allocator(device_).deallocate(data_, bytes_);
+}
 
 }  // namespace ember

@@ -37,6 +37,9 @@ void set_allocator(Device d, Allocator* a);
 class Storage {
  public:
   Storage(size_t bytes, Device device);
+  // Memory owned elsewhere (a NumPy array, a DLPack capsule): Ember reads and writes it in place and
+  // never frees it; `owner` keeps the foreign buffer alive until the last tensor on it is gone.
+  Storage(void* data, size_t bytes, Device device, std::shared_ptr<void> owner);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -49,6 +52,7 @@ class Storage {
   void* data_ = nullptr;
   size_t bytes_ = 0;
   Device device_;
+  std::shared_ptr<void> owner_;  // set for foreign memory, which the allocator never saw
 };
 
 }  // namespace ember

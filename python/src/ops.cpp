@@ -1,0 +1,143 @@
+// The public op functions, one line each: a module function (ember.exp(x)) and, where the first
+// argument is a tensor, a method (x.exp()). Kernels run without the GIL.
+//
+// tests/python/test_ops.py checks that every primitive of the op table (registered_ops()) is
+// reachable under its name, or is listed in ember._INTERNAL_OPS with the reason, so that a new
+// primitive cannot go missing from Python silently.
+#include "bindings.h"
+
+namespace ember::py {
+namespace {
+
+struct Binder {
+  nb::module_& m;
+  nb::class_<Tensor>& cls;
+  // Both a function and a method; the method's self is the first argument, so it drops that name.
+  template <class F, class... Extra>
+  void fm(const char* name, F&& f, const nb::arg& self, const Extra&... extra) {
+    m.def(name, f, release_gil(), self, extra...);
+    cls.def(name, f, release_gil(), extra...);
+  }
+  // A function only (the first argument is not the tensor a method would be called on).
+  template <class F, class... Extra>
+  void fn(const char* name, F&& f, const Extra&... extra) {
+    m.def(name, f, release_gil(), extra...);
+  }
+};
+
+using T = const Tensor&;
+using nb::arg;
+
+// A C++ pair, not a Python tuple: the op runs without the GIL, and nanobind converts the
+// result after taking it back.
+std::pair<Tensor, Tensor> pair(const TopK& r) { return {r.values, r.indices}; }
+
+}  // namespace
+
+void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
+  Binder b{m, cls};
+  // elementwise binary (broadcasting)
+  b.fm("add", [](T a, T x) { return add(a, x); }, arg("a"), arg("b"));
+  b.fm("sub", [](T a, T x) { return sub(a, x); }, arg("a"), arg("b"));
+  b.fm("mul", [](T a, T x) { return mul(a, x); }, arg("a"), arg("b"));
+  b.fm("div", [](T a, T x) { return div(a, x); }, arg("a"), arg("b"));
+  b.fm("pow", [](T a, T x) { return pow(a, x); }, arg("a"), arg("b"));
+  b.fm("pow", [](T a, double e) { return pow(a, e); }, arg("a"), arg("exponent"));
+  b.fm("maximum", [](T a, T x) { return maximum(a, x); }, arg("a"), arg("b"));
+  b.fm("minimum", [](T a, T x) { return minimum(a, x); }, arg("a"), arg("b"));
+  b.fm("gt", [](T a, T x) { return gt(a, x); }, arg("a"), arg("b"));
+  b.fm("ge", [](T a, T x) { return ge(a, x); }, arg("a"), arg("b"));
+  b.fm("lt", [](T a, T x) { return lt(a, x); }, arg("a"), arg("b"));
+  b.fm("le", [](T a, T x) { return le(a, x); }, arg("a"), arg("b"));
+  b.fm("eq", [](T a, T x) { return eq(a, x); }, arg("a"), arg("b"));
+  b.fn("where", [](T c, T a, T x) { return where(c, a, x); }, arg("cond"), arg("a"), arg("b"));
+  b.fm("masked_fill", [](T x, T mask, double v) { return masked_fill(x, mask, v); }, arg("x"), arg("mask"), arg("value"));
+  b.fm("cast", [](T x, DType d) { return cast(x, d); }, arg("x"), arg("dtype"));
+  // elementwise unary
+  b.fm("neg", [](T x) { return neg(x); }, arg("x"));
+  b.fm("exp", [](T x) { return exp(x); }, arg("x"));
+  b.fm("log", [](T x) { return log(x); }, arg("x"));
+  b.fm("sin", [](T x) { return sin(x); }, arg("x"));
+  b.fm("cos", [](T x) { return cos(x); }, arg("x"));
+  b.fm("tanh", [](T x) { return tanh(x); }, arg("x"));
+  b.fm("sigmoid", [](T x) { return sigmoid(x); }, arg("x"));
+  b.fm("relu", [](T x) { return relu(x); }, arg("x"));
+  b.fm("gelu", [](T x, bool t) { return gelu(x, t); }, arg("x"), arg("tanh_approximation") = false);
+  b.fm("sqrt", [](T x) { return sqrt(x); }, arg("x"));
+  b.fm("erf", [](T x) { return erf(x); }, arg("x"));
+  b.fm("abs", [](T x) { return abs(x); }, arg("x"));
+  b.fm("square", [](T x) { return square(x); }, arg("x"));
+  // reductions
+  // sum(x), sum(x, 1), sum(x, (0, 1)): the int overload first, then a sequence or None (every dim)
+  b.fm("sum", [](T x, int64_t d, bool k) { return sum(x, {d}, k); }, arg("x"), arg("dim"), arg("keepdim") = false);
+  b.fm("sum", [](T x, std::optional<Shape> d, bool k) { return sum(x, d ? *d : Shape{}, k); }, arg("x"), arg("dim") = nb::none(), arg("keepdim") = false);
+  b.fm("mean", [](T x, int64_t d, bool k) { return mean(x, {d}, k); }, arg("x"), arg("dim"), arg("keepdim") = false);
+  b.fm("mean", [](T x, std::optional<Shape> d, bool k) { return mean(x, d ? *d : Shape{}, k); }, arg("x"), arg("dim") = nb::none(), arg("keepdim") = false);
+  b.fm("max", [](T x, std::optional<int64_t> d, bool k) { return d ? max(x, *d, k) : max(x); }, arg("x"), arg("dim") = nb::none(), arg("keepdim") = false);
+  b.fm("argmax", [](T x, int64_t d, bool k) { return argmax(x, d, k); }, arg("x"), arg("dim"), arg("keepdim") = false);
+  b.fm("sum_to", [](T x, const Shape& s) { return sum_to(x, s); }, arg("x"), arg("shape"));
+  b.fm("cumsum", [](T x, int64_t d) { return cumsum(x, d); }, arg("x"), arg("dim"));
+  b.fm("cumsum_reverse", [](T x, int64_t d) { return cumsum_reverse(x, d); }, arg("x"), arg("dim"));
+  // matmul, linear layers, normalisation, losses
+  b.fm("matmul", [](T a, T x) { return matmul(a, x); }, arg("a"), arg("b"));
+  b.fm("linear", [](T x, T w, std::optional<Tensor> bias) { return linear(x, w, bias ? *bias : Tensor()); }, arg("x"), arg("weight"), arg("bias") = nb::none());
+  b.fm("softmax", [](T x, int64_t d) { return softmax(x, d); }, arg("x"), arg("dim") = -1);
+  b.fm("log_softmax", [](T x, int64_t d) { return log_softmax(x, d); }, arg("x"), arg("dim") = -1);
+  b.fm("logsumexp", [](T x, int64_t d, bool k) { return logsumexp(x, d, k); }, arg("x"), arg("dim") = -1, arg("keepdim") = false);
+  b.fm("layer_norm", [](T x, T w, T bias, double eps) { return layer_norm(x, w, bias, eps); }, arg("x"), arg("weight"), arg("bias"), arg("eps") = 1e-5);
+  b.fm("cross_entropy", [](T logits, T targets) { return cross_entropy(logits, targets); }, arg("logits"), arg("targets"));
+  b.fn("embedding", [](T w, T ids) { return embedding(w, ids); }, arg("weight"), arg("ids"));
+  b.fm("dropout", [](T x, double p, bool training) { return dropout(x, p, training); }, arg("x"), arg("p"), arg("training") = true);
+  b.fn("attention", [](T q, T k, T v, bool causal, const std::string& impl, double scale) {
+    AttentionOptions o;
+    o.causal = causal;
+    o.impl = parse_attention_impl(impl);
+    o.scale = scale;
+    return attention(q, k, v, o);
+  }, arg("q"), arg("k"), arg("v"), arg("causal") = false, arg("impl") = "flash", arg("scale") = 0.0);
+  // shapes (the Tensor methods of the same names are views from tensor.cpp)
+  b.fn("reshape", [](T x, const Shape& s) { return reshape(x, s); }, arg("x"), arg("shape"));
+  b.fn("view", [](T x, const Shape& s) { return view(x, s); }, arg("x"), arg("shape"));
+  b.fn("transpose", [](T x, int64_t d0, int64_t d1) { return transpose(x, d0, d1); }, arg("x"), arg("dim0"), arg("dim1"));
+  b.fn("permute", [](T x, const Shape& d) { return permute(x, d); }, arg("x"), arg("dims"));
+  b.fn("slice", [](T x, int64_t d, int64_t s, int64_t e, int64_t st) { return slice(x, d, s, e, st); }, arg("x"), arg("dim"), arg("start"), arg("end"), arg("step") = 1);
+  b.fn("expand", [](T x, const Shape& s) { return expand(x, s); }, arg("x"), arg("shape"));
+  b.fn("unsqueeze", [](T x, int64_t d) { return unsqueeze(x, d); }, arg("x"), arg("dim"));
+  b.fn("squeeze", [](T x, int64_t d) { return squeeze(x, d); }, arg("x"), arg("dim"));
+  b.fm("copy", [](T x) { return copy(x); }, arg("x"));
+  b.fn("concat", [](const std::vector<Tensor>& xs, int64_t d) { return concat(xs, d); }, arg("tensors"), arg("dim") = 0);
+  b.fn("stack", [](const std::vector<Tensor>& xs, int64_t d) { return stack(xs, d); }, arg("tensors"), arg("dim") = 0);
+  b.fm("split", [](T x, const std::vector<int64_t>& sizes, int64_t d) { return split(x, sizes, d); }, arg("x"), arg("sizes"), arg("dim") = 0);
+  b.fm("split", [](T x, int64_t size, int64_t d) { return split(x, size, d); }, arg("x"), arg("size"), arg("dim") = 0);
+  // selection: (values, indices) pairs
+  b.fm("topk", [](T x, int64_t k, bool largest) { return pair(topk(x, k, largest)); }, arg("x"), arg("k"), arg("largest") = true);
+  b.fm("sort", [](T x, bool descending) { return pair(sort(x, descending)); }, arg("x"), arg("descending") = false);
+  // backward helpers, public in C++ and useful to check a rule by hand
+  b.fn("embedding_backward", [](T g, T ids, int64_t n) { return embedding_backward(g, ids, n); }, arg("g"), arg("ids"), arg("num_embeddings"));
+  b.fn("slice_backward", [](T g, const Shape& s, int64_t d, int64_t st, int64_t step) { return slice_backward(g, s, d, st, step); }, arg("g"), arg("shape"), arg("dim"), arg("start"), arg("step"));
+
+  // The op table itself: every primitive with what it declares (bench_ops --list's columns).
+  m.def("registered_ops", [] {
+    builtin_ops();  // the table is complete once every family has been built
+    nb::list out;
+    for (const auto& op : registered_ops()) {
+      nb::dict d;
+      d["name"] = op->name;
+      nb::list dtypes;
+      for (DType t : op->dtypes) dtypes.append(t);
+      d["dtypes"] = dtypes;
+      d["cpu"] = op->kernel[size_t(Device::CPU)];
+      d["cuda"] = op->kernel[size_t(Device::CUDA)];
+      d["vjp"] = op->has_vjp;
+      d["jvp"] = op->has_jvp;
+      d["builtin"] = op->builtin;
+      nb::list variants;
+      for (const auto& [dev, v] : op->variants) variants.append(nb::make_tuple(dev, v));
+      d["variants"] = variants;
+      out.append(d);
+    }
+    return out;
+  });
+}
+
+}  // namespace ember::py
