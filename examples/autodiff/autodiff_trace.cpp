@@ -7,7 +7,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include <limits>
+
 #include "ember.h"
+#include "examples/common/cli_flags.h"
 #include "framework/autograd/evaluation_trace.h"
 
 using namespace ember;
@@ -57,14 +60,21 @@ int main(int argc, char** argv) {
                                                                   cxxopts::value<std::string>())(
       "h,help", "show this help");
   try {
-    auto args = opts.parse(argc, argv);
+    auto args = cli::parse(opts, argc, argv);
     if (args.count("help")) {
       std::cout << opts.help() << "\n";
       return 0;
     }
-    int wrt = args["wrt"].as<int>();
-    EMBER_CHECK(wrt == 1 || wrt == 2, "--wrt must be 1 or 2, got ", wrt);
-    std::vector<double> x = {args["x1"].as<double>(), args["x2"].as<double>()};
+    // Checked before anything runs: ln(x1) needs x1 > 0, and beyond 1e6 the tables' printed values
+    // and sin(x2) lose the digits the traces are read for.
+    const int wrt = cli::flag<int>(args, "wrt", 1, 2, "1 or 2");
+    std::vector<double> x = {
+        cli::flag<double>(args, "x1", std::numeric_limits<double>::min(), 1e6, "a positive number up to 1e6 (ln(x1) is taken)"),
+        cli::flag<double>(args, "x2", -1e6, 1e6, "a number from -1e6 to 1e6")};
+    if (args.count("json")) cli::output_path("--json", args["json"].as<std::string>());
+    std::string which = args["table"].as<std::string>();
+    EMBER_CHECK(which == "all" || which == "primal" || which == "tangent" || which == "adjoint",
+                "--table must be primal, tangent, adjoint or all, got '", which, "'");
     std::vector<double> dir = {wrt == 1 ? 1.0 : 0.0, wrt == 2 ? 1.0 : 0.0};
     auto t = autograd::trace_evaluation(baydin_example, x, dir);
     if (args.count("json")) {
@@ -72,9 +82,6 @@ int main(int argc, char** argv) {
       EMBER_CHECK(f.good(), "cannot write ", args["json"].as<std::string>());
       f << to_json(t).dump(2) << "\n";
     }
-    std::string which = args["table"].as<std::string>();
-    EMBER_CHECK(which == "all" || which == "primal" || which == "tangent" || which == "adjoint",
-                "--table must be primal, tangent, adjoint or all, got '", which, "'");
     TraceFormat fmt = args.count("latex") ? TraceFormat::Latex : TraceFormat::Text;
     if (which != "all") {
       std::cout << (which == "primal"    ? autograd::primal_table(t, fmt)

@@ -7,6 +7,8 @@
 #include <iostream>
 
 #include "common.h"
+#include "examples/common/cli_flags.h"
+#include "examples/common/cli_lists.h"
 #include "framework/autograd/trace.h"
 #include "framework/data/data_loader.h"
 #include "framework/data/fashion_mnist.h"
@@ -112,7 +114,7 @@ int classifier(int argc, char** argv) {
       "seed", "seed of the random baseline", cxxopts::value<uint64_t>()->default_value("1"))(
       "json", "write the results to this file", cxxopts::value<std::string>()->default_value(""))(
       "no-progress", "do not draw progress bars")("h,help", "show this help");
-  auto a = o.parse(argc, argv);
+  auto a = ember::cli::parse(o, argc, argv);
   if (a.count("help")) {
     std::cout << o.help() << "\nExample: contextual_sparsity classifier --json results/sparsity_classifier.json\n";
     return 0;
@@ -121,6 +123,13 @@ int classifier(int argc, char** argv) {
   const std::vector<double> fractions = a["fractions"].as<std::string>().empty()
                                             ? log_spaced(0.01, 1.0, 13)
                                             : parse_fractions(a["fractions"].as<std::string>(), "--fractions");
+  // The training flags are checked before the data is read, also when --model makes them unused.
+  const int64_t epochs = ember::cli::flag<int64_t>(a, "epochs", 1, 10000);
+  const std::vector<int64_t> hidden =
+      ember::cli::int_list(a["hidden"].as<std::string>(), "--hidden", "hidden sizes such as 256,128");
+  EMBER_CHECK(!hidden.empty(), "--hidden: no sizes given (expected hidden sizes such as 256,128)");
+  for (int64_t h : hidden) ember::cli::in_range<int64_t>("--hidden", h, 1, 1 << 20, "hidden sizes from 1 to 1048576");
+  ember::cli::output_path("--json", a["json"].as<std::string>());
   auto t_start = Clock::now();
   data::FashionMnistOptions dopt;
   dopt.dir = a["data"].as<std::string>();
@@ -133,10 +142,6 @@ int classifier(int argc, char** argv) {
   if (!model_source.empty()) {
     model = load_classifier(model_source);
   } else {
-    std::vector<int64_t> hidden;
-    for (double f : json::parse("[" + a["hidden"].as<std::string>() + "]").get<std::vector<double>>()) hidden.push_back(int64_t(f));
-    int64_t epochs = a["epochs"].as<int64_t>();
-    EMBER_CHECK(epochs > 0, "--epochs must be positive");
     model = train_classifier(train, hidden, epochs, progress);
     model_source = str("trained here: hidden ", a["hidden"].as<std::string>(), ", ", epochs, " epochs, AdamW lr 1e-3");
   }

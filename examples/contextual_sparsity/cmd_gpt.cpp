@@ -16,8 +16,10 @@
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 
 #include "common.h"
+#include "examples/common/cli_flags.h"
 #include "framework/autograd/trace.h"
 #include "models/gpt2/checkpoint.h"
 #include "models/gpt2/generate.h"
@@ -122,13 +124,29 @@ int gpt(int argc, char** argv) {
       "speed-threads", "OpenMP threads in the speed section (0: all)", cxxopts::value<int>()->default_value("1"))(
       "json", "write the results to this file", cxxopts::value<std::string>()->default_value(""))(
       "no-progress", "do not draw progress bars")("h,help", "show this help");
-  auto a = o.parse(argc, argv);
+  auto a = ember::cli::parse(o, argc, argv);
   if (a.count("help")) {
     std::cout << o.help() << "\nExample: contextual_sparsity gpt --model results/gpt2-fortunes --json results/sparsity_gpt.json\n";
     return 0;
   }
   const bool progress = !a.count("no-progress");
   const uint64_t seed = a["seed"].as<uint64_t>();
+  // Every numeric flag is checked before the model is read (examples/common/cli_flags.h); --context
+  // and --rank are checked against the model again once it is loaded.
+  using ember::cli::flag;
+  const int64_t context_flag = flag<int64_t>(a, "context", 0, gpt2::kMaxPositions);
+  const int64_t batch = flag<int64_t>(a, "batch", 1, 1 << 16), n_val = flag<int64_t>(a, "val-windows", 1, 1 << 20),
+                n_train = flag<int64_t>(a, "train-windows", 1, 1 << 20);
+  const double pf = flag<double>(a, "predictor-fraction", std::numeric_limits<double>::min(), 1.0, "a fraction in (0, 1]");
+  const int64_t rank = flag<int64_t>(a, "rank", 1, gpt2::kMaxEmbd);
+  sparsity::PredictorTraining popt;
+  popt.epochs = flag<int64_t>(a, "predictor-epochs", 1, 1 << 20);
+  popt.lr = flag<double>(a, "predictor-lr", 1e-12, 10, "a learning rate from 1e-12 to 10");
+  const int64_t sample_tokens_flag = flag<int64_t>(a, "sample-tokens", 0, 1 << 20);
+  const int speed_repeats = flag<int>(a, "speed-repeats", 1, 1000000);
+  const int speed_threads = flag<int>(a, "speed-threads", 0, int(ember::cli::kMaxThreads));
+  const std::vector<double> fractions = parse_fractions(a["fractions"].as<std::string>(), "--fractions");
+  ember::cli::output_path("--json", a["json"].as<std::string>());
   auto t_start = Clock::now();
   const std::string dir = a["model"].as<std::string>();
   EMBER_CHECK(std::filesystem::is_directory(dir), "--model: '", dir, "' is not a folder (train one with `gpt2 train --out ", dir, "`)");
@@ -137,11 +155,9 @@ int gpt(int argc, char** argv) {
   model.eval();
   const gpt2::Config& cfg = model.config();
   const int64_t L = cfg.n_layer, C = cfg.n_embd, N = 4 * cfg.n_embd, H = cfg.n_head;
-  int64_t T = a["context"].as<int64_t>();
+  int64_t T = context_flag;
   if (T == 0) T = std::min<int64_t>(128, cfg.n_positions);
   EMBER_CHECK(T > 1 && T <= cfg.n_positions, "--context ", T, " must be in [2, ", cfg.n_positions, "]");
-  const int64_t batch = a["batch"].as<int64_t>(), n_val = a["val-windows"].as<int64_t>(), n_train = a["train-windows"].as<int64_t>();
-  EMBER_CHECK(batch > 0 && n_val > 0 && n_train > 0, "--batch, --val-windows and --train-windows must be positive");
   gpt2::TextCorpus corpus = gpt2::TextCorpus::from_fortunes(a["data"].as<std::string>());
   Windows val = cut_windows(to_ids(corpus.val_text(), cfg, dir), n_val, T, "validation text");
   Windows train = cut_windows(to_ids(corpus.train_text(), cfg, dir), n_train, T, "training text");
@@ -151,8 +167,6 @@ int gpt(int argc, char** argv) {
               (long long)n_train);
 
   // ---- 1. training-text pass: static statistics and the predictor's data ----
-  const double pf = a["predictor-fraction"].as<double>();
-  EMBER_CHECK(pf > 0 && pf <= 1, "--predictor-fraction must be in (0, 1]");
   const int64_t kp = sparsity::k_for_fraction(pf, N);
   std::vector<sparsity::ActivationMeans> mlp_means, head_means;
   for (int64_t l = 0; l < L; ++l) mlp_means.emplace_back(N, /*magnitude=*/true), head_means.emplace_back(H);
@@ -175,10 +189,7 @@ int gpt(int argc, char** argv) {
   }
 
   // ---- 2. one predictor per layer ----
-  const int64_t rank = a["rank"].as<int64_t>();
-  sparsity::PredictorTraining popt;
-  popt.epochs = a["predictor-epochs"].as<int64_t>();
-  popt.lr = a["predictor-lr"].as<double>();
+  EMBER_CHECK(rank <= N, "--rank: ", rank, " is above the model's ", N, " MLP neurons (expected 1 to ", N, ")");
   popt.seed = seed;
   std::vector<std::unique_ptr<sparsity::SparsityPredictor>> predictors;
   json predictor_training = json::array();
@@ -202,7 +213,6 @@ int gpt(int argc, char** argv) {
               100.0 * double(predictor_params) / double(2 * C * N), (long long)(2 * C * N), 100 * pf);
 
   // ---- 3. dense validation pass: loss, norm coverage, recall of predicted and static sets ----
-  std::vector<double> fractions = parse_fractions(a["fractions"].as<std::string>(), "--fractions");
   const std::vector<double> norm_parts = {0.9, 0.95, 0.99};
   std::vector<std::vector<std::vector<int64_t>>> coverage(size_t(L), std::vector<std::vector<int64_t>>(norm_parts.size()));
   // hits[l][f], total[l][f]: predicted (and static) sets against the oracle's, per fraction.
@@ -347,7 +357,7 @@ int gpt(int argc, char** argv) {
 
   // ---- greedy generation, dense and with the predicted sets ----
   json sample_json;
-  const int64_t sample_tokens = std::min<int64_t>(a["sample-tokens"].as<int64_t>(), cfg.n_positions - 16);
+  const int64_t sample_tokens = std::min<int64_t>(sample_tokens_flag, cfg.n_positions - 16);
   if (sample_tokens > 0) {
     std::vector<int64_t> prompt(val.ids.data<int64_t>(), val.ids.data<int64_t>() + 16);
     gpt2::SamplingOptions so;
@@ -400,8 +410,8 @@ int gpt(int argc, char** argv) {
   if (!a.count("no-speed")) {
     SpeedOptions so;
     so.rank = rank;
-    so.repeats = a["speed-repeats"].as<int>();
-    so.threads = a["speed-threads"].as<int>();
+    so.repeats = speed_repeats;
+    so.threads = speed_threads;
     doc["speed"] = speed_section(so);
   }
   doc["seconds"] = seconds_since(t_start);

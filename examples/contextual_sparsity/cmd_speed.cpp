@@ -10,6 +10,8 @@
 #include <iostream>
 
 #include "common.h"
+#include "examples/common/cli_flags.h"
+#include "examples/common/cli_lists.h"
 #include "framework/autograd/trace.h"
 #include "framework/parallel.h"
 #include <omp.h>
@@ -152,24 +154,25 @@ int speed(int argc, char** argv) {
       "repeats", "timed runs per point (median reported)", cxxopts::value<int>()->default_value("60"))(
       "threads", "OpenMP threads while timing (0: OMP_NUM_THREADS or all cores)", cxxopts::value<int>()->default_value("1"))(
       "json", "write the results to this file", cxxopts::value<std::string>()->default_value(""))("h,help", "show this help");
-  auto a = o.parse(argc, argv);
+  auto a = ember::cli::parse(o, argc, argv);
   if (a.count("help")) {
     std::cout << o.help() << "\nExample: $(build/bin/openblas_env) OPENBLAS_NUM_THREADS=1 contextual_sparsity speed --json results/sparsity_speed.json\n";
     return 0;
   }
   SpeedOptions opt;
-  opt.width = a["width"].as<int64_t>();
-  opt.hidden = a["hidden"].as<int64_t>();
-  opt.rank = a["rank"].as<int64_t>();
-  opt.repeats = a["repeats"].as<int>();
-  opt.threads = a["threads"].as<int>();
-  EMBER_CHECK(opt.width > 0 && opt.hidden > 0 && opt.rank > 0 && opt.repeats > 0, "width, hidden, rank and repeats must be positive");
+  // Sizes up to 65536 (GPT-2's largest width is 1600): far above any study point, far below
+  // products whose weights alone would exhaust memory.
+  using ember::cli::flag;
+  opt.width = flag<int64_t>(a, "width", 1, 1 << 16);
+  opt.hidden = flag<int64_t>(a, "hidden", 1, 1 << 18);
+  opt.rank = flag<int64_t>(a, "rank", 1, 1 << 16);
+  opt.repeats = flag<int>(a, "repeats", 1, 1000000);
+  opt.threads = flag<int>(a, "threads", 0, int(ember::cli::kMaxThreads));
   opt.fractions = parse_fractions(a["fractions"].as<std::string>(), "--fractions");
-  opt.batches.clear();
-  for (double b : json::parse("[" + a["batches"].as<std::string>() + "]").get<std::vector<double>>()) {
-    EMBER_CHECK(b >= 1 && b == double(int64_t(b)), "--batches: ", b, " is not a positive integer");
-    opt.batches.push_back(int64_t(b));
-  }
+  opt.batches = ember::cli::int_list(a["batches"].as<std::string>(), "--batches", "token batch sizes such as 1,16");
+  EMBER_CHECK(!opt.batches.empty(), "--batches: no sizes given (expected token batch sizes such as 1,16)");
+  for (int64_t b : opt.batches) ember::cli::in_range<int64_t>("--batches", b, 1, 1 << 16, "batch sizes from 1 to 65536");
+  ember::cli::output_path("--json", a["json"].as<std::string>());
   json doc = {{"program", "contextual_sparsity"}, {"command", "speed"}, {"speed", speed_section(opt)}};
   if (!a["json"].as<std::string>().empty()) {
     write_json(a["json"].as<std::string>(), doc);

@@ -10,11 +10,13 @@
 #include "commands.h"
 #include "examples/common/cli_flags.h"
 #include "framework/autograd/trace.h"
+#include "framework/io/checkpoint.h"
 #include "framework/optim/adam.h"
 #include "framework/optim/clip_grad.h"
 #include "models/gpt2/checkpoint.h"
 #include "models/gpt2/generate.h"
 #include "models/gpt2/text_data.h"
+#include "train_resume.h"
 
 namespace ember::gpt2::cli {
 namespace {
@@ -59,6 +61,8 @@ int train(int argc, char** argv) {
       "eval-batches", "validation batches per evaluation", cxxopts::value<int64_t>()->default_value("16"))(
       "seed", "seed for initialisation and batches", cxxopts::value<uint64_t>()->default_value("0"))(
       "sample-tokens", "tokens of sample text to print at the end", cxxopts::value<int64_t>()->default_value("300"))(
+      "resume", "continue from this checkpoint (OUT/checkpoint.safetensors, written after every evaluation) with the "
+                "same options", cxxopts::value<std::string>()->default_value(""))(
       "h,help", "show this help");
   auto a = ember::cli::parse(o, argc, argv);
   if (a.count("help")) {
@@ -82,7 +86,12 @@ int train(int argc, char** argv) {
   const double lr = flag<double>(a, "lr", 1e-12, 10, "a learning rate from 1e-12 to 10");
   const double minutes = flag<double>(a, "minutes", 1e-6, 1e6, "a positive number of minutes");
   const int64_t sample_tokens = flag<int64_t>(a, "sample-tokens", 0, 1 << 20);
+  const std::string out = a["out"].as<std::string>(), resume = a["resume"].as<std::string>();
   TextCorpus data = TextCorpus::from_fortunes(a["data"].as<std::string>());
+  std::filesystem::create_directories(out);  // now, so that a bad --out fails before training
+  const std::string ckpt_path = out + "/checkpoint.safetensors";
+  for (const char* f : {"/checkpoint.safetensors", "/model.safetensors", "/config.json"})
+    io::remove_stale_temp_files(out + f);  // left by a run killed while writing
   GPT2 model(cfg, a["seed"].as<uint64_t>());
   double unigram = data.unigram_loss();
   std::cerr << "gpt2 train: " << model.name() << ", " << model.num_parameters() << " parameters; "
@@ -102,6 +111,26 @@ int train(int argc, char** argv) {
   int64_t window_n = 0;
   log.push_back({{"step", 0}, {"val_loss", val}, {"seconds", 0.0}});
   int64_t step = 0;
+  // Everything that changes what the remaining steps compute; a resume must match all of it.
+  // (Not --minutes: each invocation has its own time budget, so a run stopped by it can go on.)
+  const nlohmann::json settings = {{"--seed", a["seed"].as<uint64_t>()}, {"--steps", steps}, {"--batch", batch},
+                                   {"--context", context}, {"--layers", cfg.n_layer}, {"--heads", cfg.n_head},
+                                   {"--embd", cfg.n_embd}, {"--lr", lr}, {"--eval-every", eval_every},
+                                   {"--eval-batches", eval_batches},
+                                   {"--data", text_fingerprint(data.train_text(), data.val_text())}};
+  double seconds_before = 0;  // training seconds of the runs this one resumes
+  if (!resume.empty()) {
+    io::CheckpointInfo info = io::load_checkpoint(resume, model, opt);
+    TrainResume r = parse_train_resume(info.metadata, info.step, settings, steps, eval_every, resume);
+    step = info.step;
+    log = r.log;
+    val = r.val_loss;
+    seconds_before = r.seconds;
+    // The batch stream is a function of the seed alone: draw (and drop) the batches already trained on.
+    for (int64_t s = 0; s < step; ++s) data.batch(false, batch, context, gen);
+    std::cerr << "resumed from " << resume << " at step " << step << "\n";
+  }
+  const int64_t first_step = step;
   for (; step < steps; ++step) {
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (elapsed > minutes * 60) break;
@@ -120,22 +149,23 @@ int train(int argc, char** argv) {
       window_sum = 0;
       window_n = 0;
       val = eval_loss(model, data, eval_batches, batch, context);
-      log.push_back({{"step", step + 1}, {"train_loss", train_avg}, {"val_loss", val}, {"seconds", elapsed}});
+      log.push_back({{"step", step + 1}, {"train_loss", train_avg}, {"val_loss", val}, {"seconds", seconds_before + elapsed}});
+      io::save_checkpoint(ckpt_path, model, opt, step + 1,
+                          {{"settings", settings.dump()}, {"log", log.dump()}, {"seconds", str(seconds_before + elapsed)}});
     }
-    double per_step = elapsed / double(std::max<int64_t>(step, 1));
+    double per_step = elapsed / double(std::max<int64_t>(step - first_step, 1));
     double eta = std::min(per_step * double(steps - step - 1), minutes * 60 - elapsed);
     std::cerr << "\r  step " << std::setw(5) << step + 1 << "/" << steps << "  train " << std::setprecision(3)
               << train_avg << "  val " << val << "  lr " << std::scientific << std::setprecision(2) << lr << std::fixed
-              << "  " << std::setprecision(2) << (step > 0 ? 1.0 / per_step : 0.0) << " steps/s  elapsed "
+              << "  " << std::setprecision(2) << (step > first_step ? 1.0 / per_step : 0.0) << " steps/s  elapsed "
               << std::setprecision(0) << elapsed << " s  ETA " << std::max(0.0, eta) << " s   " << std::flush;
   }
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double seconds = seconds_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   val = eval_loss(model, data, eval_batches * 4, batch, context);
   std::cerr << "\n";
   std::cout << std::fixed << std::setprecision(3) << "trained " << step << " steps in " << std::setprecision(0) << seconds
             << " s; validation loss " << std::setprecision(3) << val << " nats/byte (unigram baseline " << unigram
             << ")\n";
-  std::string out = a["out"].as<std::string>();
   save_model(model, out);
   write_byte_tokenizer(out);
   nlohmann::json summary = {{"steps", step},        {"seconds", seconds}, {"val_loss", val},

@@ -74,8 +74,7 @@ int main(int argc, char** argv) {
     timing.min_repeats = std::min(3, timing.repeats);
     bench::CpuInfo cpu = bench::cpu_info();
     if (args.count("op")) {
-      int64_t size = args["size"].as<int64_t>();
-      EMBER_CHECK(size >= 1 && size <= 16384, "bench_ops: --size must lie in [1, 16384], got ", size);
+      const int64_t size = ember::cli::flag<int64_t>(args, "size", 1, 16384);
       std::cout << "cpu: " << cpu.model << "\nthreads: " << threads << "\ndtype: " << dts << "\n\n"
                 << "op                  sample                              forward ms  forward+vjp ms\n";
       nlohmann::json res = {{"program", "bench_ops --op"}, {"cpu", cpu.model}, {"threads", threads}, {"dtype", dts}};

@@ -20,6 +20,7 @@
 #include "ember.h"
 #include "framework/cuda/check.h"
 #include "framework/cuda/cuda.h"
+#include "examples/matmul_cuda/gpu_flags.h"
 #include "examples/matmul_cuda/gpu_timing.h"
 #include "ops/matmul/cuda/gemm.h"
 
@@ -38,30 +39,6 @@ struct Result {
   bool ok = true;
 };
 
-std::vector<int64_t> parse_ints(const std::string& s) {
-  std::vector<int64_t> out;
-  size_t pos = 0;
-  while (pos < s.size()) {
-    size_t e = s.find(',', pos);
-    if (e == std::string::npos) e = s.size();
-    out.push_back(std::stoll(s.substr(pos, e - pos)));
-    pos = e + 1;
-  }
-  return out;
-}
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t e = s.find(',', pos);
-    if (e == std::string::npos) e = s.size();
-    if (e > pos) out.push_back(s.substr(pos, e - pos));
-    pos = e + 1;
-  }
-  return out;
-}
-
 void progress(size_t done, size_t total, const std::string& what) {
   const int width = 30;
   int fill = int(width * double(done) / double(std::max<size_t>(total, 1)));
@@ -77,21 +54,16 @@ int main(int argc, char** argv) {
   cxxopts::Options options("bench_matmul_gpu",
                            "GPU matmul study: naive, shared-memory tiled (TILE sweep), register-tiled, cuBLAS and "
                            "cuBLAS-TF32 on n x n float32 matrices; GFLOP/s and % of cuBLAS, CUDA-event timing.");
-  options.add_options()
-      ("device", "device to benchmark (only 'cuda' here; the CPU study is bench_matmul)", cxxopts::value<std::string>()->default_value("cuda"))
-      ("sizes", "comma-separated n", cxxopts::value<std::string>()->default_value("256,512,1024,2048,4096,8192"))
-      ("variants", "comma-separated: naive, tiled, register_tiled, register_tiled_db (double-buffered), cublas, cublas_tf32", cxxopts::value<std::string>()->default_value(gpu_bench::kAllGpuVariants))
-      ("tiles", "TILE values swept for tiled (4, 8, 16, 32)", cxxopts::value<std::string>()->default_value("4,8,16,32"))
-      ("warmup", "untimed runs per point", cxxopts::value<int>()->default_value("2"))
-      ("reps", "timed runs per point (the median is reported)", cxxopts::value<int>()->default_value("10"))
-      ("max-seconds", "cap on timed seconds per point: fewer reps (at least 3) for slow points", cxxopts::value<double>()->default_value("3"))
-      ("no-flush", "do not flush the L2 cache before each timed run")
-      ("seed", "seed of the random inputs", cxxopts::value<uint64_t>()->default_value("1"))
-      ("json", "write the results as JSON to this path", cxxopts::value<std::string>())
-      ("h,help", "show this help");
+  gpu_bench::add_gpu_flags(options, gpu_bench::kAllGpuVariants);
   cxxopts::ParseResult args;
+  gpu_bench::GpuFlags flags;
+  std::vector<GpuVariant> variants;
   try {
-    args = options.parse(argc, argv);
+    args = cli::parse(options, argc, argv);
+    if (!args.count("help")) {  // every flag before the GPU is touched
+      flags = gpu_bench::read_gpu_flags(args);
+      variants = gpu_bench::parse_gpu_variants(flags.variants, flags.tiles);
+    }
   } catch (const std::exception& e) {
     std::cerr << "bench_matmul_gpu: " << e.what() << "\n" << options.help() << "\n";
     return 2;
@@ -101,24 +73,15 @@ int main(int argc, char** argv) {
     return 0;
   }
   try {
-    if (args["device"].as<std::string>() != "cuda") {
-      std::cerr << "bench_matmul_gpu measures the GPU; for --device cpu run bench_matmul\n";
-      return 2;
-    }
     if (!cuda_available()) {
       std::cerr << "bench_matmul_gpu: no GPU usable here (" << cuda::unavailable_reason() << "); nothing measured\n";
       return 3;
     }
-    std::vector<int64_t> sizes = parse_ints(args["sizes"].as<std::string>());
-    std::vector<int64_t> tiles = parse_ints(args["tiles"].as<std::string>());
-    std::vector<int> tile_list;
-    for (int64_t t : tiles) tile_list.push_back(int(t));
-    std::vector<GpuVariant> variants = gpu_bench::parse_gpu_variants(split(args["variants"].as<std::string>()), tile_list);
-    int warmup = args["warmup"].as<int>(), reps = args["reps"].as<int>();
-    double max_seconds = args["max-seconds"].as<double>();
-    bool flush = !args.count("no-flush");
-    uint64_t seed = args["seed"].as<uint64_t>();
-    EMBER_CHECK(reps >= 1 && warmup >= 0, "bench_matmul_gpu: --reps must be >= 1 and --warmup >= 0");
+    const std::vector<int64_t>& sizes = flags.sizes;
+    const int warmup = flags.warmup, reps = flags.reps;
+    const double max_seconds = flags.max_seconds;
+    const bool flush = flags.flush;
+    const uint64_t seed = flags.seed;
 
     std::string gpu = cuda::device_name();
     int64_t l2 = cuda::l2_cache_bytes();

@@ -50,6 +50,14 @@ CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, optim
     else if (starts_with(n, kOptim)) optim_state.emplace_back(n.substr(kOptim.size()), t);
     else throw Error(str("load_checkpoint '", path, "': tensor '", n, "' belongs to neither the model nor the optimizer"));
   }
+  // The metadata's step and the optimizer's must agree: a file where they differ was altered, and
+  // a caller that schedules by info.step would run a schedule the optimizer is not at.
+  for (auto& [n, t] : optim_state)
+    if (n == "step" && t.dtype() == DType::Int64 && t.numel() == 1) {
+      const int64_t opt_step = *t.to(Device::CPU).contiguous().data<int64_t>();
+      EMBER_CHECK(opt_step == info.step, "load_checkpoint '", path, "': metadata 'step' is ", info.step,
+                  " but the optimizer's state says ", opt_step, " (expected the same update count)");
+    }
   // The model first (its errors name the parameter), keeping a copy of its values: if the
   // optimizer then refuses its part of the file, the model is put back as it was.
   NamedTensors backup;

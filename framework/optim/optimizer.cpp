@@ -45,6 +45,7 @@ std::vector<Tensor>& Optimizer::add_buffer(const std::string& name) {
 
 void Optimizer::step() {
   autograd::NoGradGuard no_grad;
+  EMBER_CHECK(step_ < kMaxSteps, "optimizer: ", step_, " updates done, the most an int64 step count holds");
   ++step_;
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor g = leaves_[i].grad();
@@ -90,9 +91,14 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
     for (const auto& [m, u] : mine) known = known || m == n;
     EMBER_CHECK(known, "optimizer ", kind(), ": the state has '", n, "', which this optimizer does not keep");
   }
-  int64_t step = int64_t(given.at("step")->item());
-  double lr = given.at("lr")->item();
-  EMBER_CHECK(step >= 0, "optimizer ", kind(), ": state entry 'step' is negative (", step, ")");
+  // The step is read as the int64 it is: item() goes through a double, which rounds counts above
+  // 2^53, and a wrong t changes Adam's bias correction on every later update.
+  const int64_t step = *given.at("step")->to(Device::CPU).contiguous().data<int64_t>();
+  EMBER_CHECK(step >= 0 && step < kMaxSteps, "optimizer ", kind(), ": state entry 'step' is ", step,
+              ", expected an update count from 0 to ", kMaxSteps - 1);
+  const double lr = given.at("lr")->item();
+  EMBER_CHECK(std::isfinite(lr) && lr >= 0, "optimizer ", kind(), ": state entry 'lr' is ", lr,
+              ", expected a finite learning rate >= 0");
   set_lr(lr);
   step_ = step;
   autograd::NoGradGuard no_grad;

@@ -2,6 +2,7 @@
 // .grad(). Updates are not recorded by autograd. On the CPU they run as one fused loop per
 // parameter; on other devices they are composed from Ember's ops (same arithmetic).
 #pragma once
+#include <cstdint>
 #include <deque>
 #include <string>
 #include <vector>
@@ -24,6 +25,8 @@ class Optimizer {
   double lr() const { return lr_; }
   void set_lr(double lr);
   int64_t steps() const { return step_; }  // updates done so far
+  // The step count never reaches INT64_MAX, so that the next ++step cannot overflow.
+  static constexpr int64_t kMaxSteps = INT64_MAX;
   const std::vector<Tensor>& params() const { return params_; }
   virtual std::string kind() const = 0;  // "sgd", "adam", "adamw"
 

@@ -83,13 +83,10 @@ std::unique_ptr<GPT2> load_model(const std::string& dir) {
 void save_model(const GPT2& model, const std::string& dir) {
   namespace fs = std::filesystem;
   fs::create_directories(dir);
-  std::string tmp = dir + "/config.json.tmp";
-  {
-    std::ofstream f(tmp);
-    EMBER_CHECK(f.good(), "gpt2: cannot write '", tmp, "'");
-    f << model.config().to_json_string() << "\n";
-  }
-  fs::rename(tmp, dir + "/config.json");
+  // Atomic like the weights (a temp file of this process, renamed), so that a kill mid-write leaves
+  // either the old config or the new one and no fixed-name leftover.
+  const std::string text = model.config().to_json_string() + "\n";
+  io::write_file_atomic(dir + "/config.json", std::vector<uint8_t>(text.begin(), text.end()));
   io::save_safetensors(dir + "/model.safetensors", model.state_dict());
 }
 

@@ -209,6 +209,34 @@ TEST(Optim, StateDictResumesExactly) {
   EXPECT_EMBER_ERROR(o2->load_state_dict(bad), "does not keep");
 }
 
+// Step counts above 2^53 are not doubles: a load through item() would round 2^53 + 1 down, and
+// Adam's bias correction would then use another t than the saved run.
+TEST(Optim, LoadStateDictReadsTheStepExactlyAndRefusesImpossibleCounts) {
+  Tensor p = param({0.3, -1.2, 2.0});
+  optim::AdamW opt({p}, optim::adamw_defaults());
+  NamedTensors state = opt.state_dict();
+  auto with_step = [&](int64_t step) {
+    NamedTensors s = state;
+    s[0].second = from_vector(std::vector<int64_t>{step}, Shape{});
+    return s;
+  };
+  const int64_t odd = (int64_t(1) << 53) + 1;
+  opt.load_state_dict(with_step(odd));
+  EXPECT_EQ(opt.steps(), odd);
+  opt.load_state_dict(with_step(optim::Optimizer::kMaxSteps - 1));
+  EXPECT_EQ(opt.steps(), optim::Optimizer::kMaxSteps - 1);
+  EXPECT_EMBER_ERROR(opt.load_state_dict(with_step(-1)), "state entry 'step' is -1, expected an update count from 0 to");
+  EXPECT_EMBER_ERROR(opt.load_state_dict(with_step(optim::Optimizer::kMaxSteps)), "state entry 'step' is 9223372036854775807");
+  EXPECT_EQ(opt.steps(), optim::Optimizer::kMaxSteps - 1);  // a refused state changes nothing
+  // A float step (a file written elsewhere) is refused by dtype, not truncated.
+  NamedTensors f = state;
+  f[0].second = from_vector(std::vector<double>{2.5}, Shape{});
+  EXPECT_EMBER_ERROR(opt.load_state_dict(f), "state entry 'step' is float64, expected int64");
+  NamedTensors bad_lr = state;
+  bad_lr[1].second = from_vector(std::vector<double>{std::nan("")}, Shape{});
+  EXPECT_EMBER_ERROR(opt.load_state_dict(bad_lr), "state entry 'lr' is nan, expected a finite learning rate >= 0");
+}
+
 TEST(Optim, RejectsBadSettings) {
   Tensor plain = from_vector(std::vector<double>{1.0});
   EXPECT_EMBER_ERROR(optim::SGD({plain}, {0.1}), "does not require gradients");

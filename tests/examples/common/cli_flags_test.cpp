@@ -1,5 +1,6 @@
 // The range-checked numeric flags and output paths the example programs share.
 #include "examples/common/cli_flags.h"
+#include "examples/matmul_cuda/gpu_flags.h"
 
 #include <gtest/gtest.h>
 
@@ -61,4 +62,33 @@ TEST(CliFlags, OutputPathsNeedAnExistingFolder) {
   EXPECT_EMBER_ERROR(cli::output_path("--json", "/nonexistent_folder_ember/x.json"),
                      "--json: the folder '/nonexistent_folder_ember' of '/nonexistent_folder_ember/x.json' does not exist");
   EXPECT_EMBER_ERROR(cli::output_path("--json", tmp), "is a folder");
+}
+
+// bench_matmul_gpu is built only with CUDA; its flag checks live in a header tested here.
+TEST(CliFlags, BenchMatmulGpuFlagsAreCheckedWithoutAGpu) {
+  auto read = [](std::vector<std::string> args) {
+    cxxopts::Options o("bench_matmul_gpu");
+    gpu_bench::add_gpu_flags(o, "naive,tiled");
+    return gpu_bench::read_gpu_flags(parse(o, std::move(args)));
+  };
+  gpu_bench::GpuFlags f = read({});
+  EXPECT_EQ(f.sizes, (std::vector<int64_t>{256, 512, 1024, 2048, 4096, 8192}));
+  EXPECT_EQ(f.tiles, (std::vector<int>{4, 8, 16, 32}));
+  EXPECT_EQ(f.variants, (std::vector<std::string>{"naive", "tiled"}));
+  EXPECT_EQ(f.reps, 10);
+  EXPECT_TRUE(f.flush);
+  f = read({"--sizes", "64", "--tiles", "16", "--reps", "3", "--no-flush"});
+  EXPECT_EQ(f.sizes, (std::vector<int64_t>{64}));
+  EXPECT_EQ(f.tiles, (std::vector<int>{16}));
+  EXPECT_FALSE(f.flush);
+  EXPECT_EMBER_ERROR(read({"--reps", "0"}), "--reps: 0 is out of range");
+  EXPECT_EMBER_ERROR(read({"--warmup", "-1"}), "--warmup: -1 is out of range");
+  EXPECT_EMBER_ERROR(read({"--max-seconds", "-3"}), "--max-seconds: -3 is out of range");
+  EXPECT_EMBER_ERROR(read({"--max-seconds", "1e9"}), "--max-seconds: 1e+09 is out of range (expected seconds from 0.001 to 3600)");
+  EXPECT_EMBER_ERROR(read({"--sizes", "0"}), "--sizes: 0 is out of range (expected matrix sizes from 1 to 32768)");
+  EXPECT_EMBER_ERROR(read({"--sizes", "1e9"}), "--sizes: '1e9' is not an integer");
+  EXPECT_EMBER_ERROR(read({"--sizes", ","}), "--sizes: no sizes given");
+  EXPECT_EMBER_ERROR(read({"--tiles", "12"}), "--tiles: 12 is not a compiled TILE");
+  EXPECT_EMBER_ERROR(read({"--device", "cpu"}), "--device: 'cpu' is not measured here");
+  EXPECT_EMBER_ERROR(read({"--json", "/nonexistent/r.json"}), "--json: the folder '/nonexistent'");
 }

@@ -103,6 +103,11 @@ TEST(Checkpoint, MismatchesAreReportedAndLeaveEverythingUnchanged) {
   EXPECT_EMBER_ERROR(io::load_checkpoint(path, *same.model, short_opt), "does not keep");
   EXPECT_TRUE(all_close(w0.detach(), full_like(w0.detach(), 0.5), 0, 0));
 
+  // The metadata says one step count and the optimizer's state another: refused before loading.
+  io::save_checkpoint(path, *r.model, *r.opt, 7);
+  EXPECT_EMBER_ERROR(io::load_checkpoint(path, *r.model, *r.opt),
+                     "metadata 'step' is 7 but the optimizer's state says 0");
+
   // Not a checkpoint at all: a plain model file.
   io::save_module(path, *r.model);
   EXPECT_EMBER_ERROR(io::load_checkpoint(path, *r.model, *r.opt), "metadata 'format' is missing");
