@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "examples/common/cli_flags.h"
 #include "framework/autograd/trace.h"
+#include "framework/dist/data_parallel.h"
 #include "framework/optim/adam.h"
 #include "framework/optim/clip_grad.h"
 #include "models/gpt2/checkpoint.h"
@@ -59,6 +60,8 @@ int train(int argc, char** argv) {
       "eval-batches", "validation batches per evaluation", cxxopts::value<int64_t>()->default_value("16"))(
       "seed", "seed for initialisation and batches", cxxopts::value<uint64_t>()->default_value("0"))(
       "sample-tokens", "tokens of sample text to print at the end", cxxopts::value<int64_t>()->default_value("300"))(
+      "distributed", "data-parallel on the ranks of mpirun (mpirun -np 2 gpt2 train --distributed); --batch is the "
+                     "global batch, split between the ranks")(
       "h,help", "show this help");
   auto a = ember::cli::parse(o, argc, argv);
   if (a.count("help")) {
@@ -82,6 +85,13 @@ int train(int argc, char** argv) {
   const double lr = flag<double>(a, "lr", 1e-12, 10, "a learning rate from 1e-12 to 10");
   const double minutes = flag<double>(a, "minutes", 1e-6, 1e6, "a positive number of minutes");
   const int64_t sample_tokens = flag<int64_t>(a, "sample-tokens", 0, 1 << 20);
+  // --distributed: every rank draws the same global batch (same generator) and trains on its rows;
+  // rank 0 alone writes and prints the sample (examples/classifier/README.md, "Data-parallel training").
+  dist::Communicator* comm = a.count("distributed") ? &dist::init() : nullptr;
+  const bool root = !comm || comm->is_root();
+  if (comm)
+    EMBER_CHECK(batch % comm->world_size() == 0, "--batch ", batch, " is not a multiple of the ", comm->world_size(),
+                " ranks (expected the global batch, split evenly between them)");
   TextCorpus data = TextCorpus::from_fortunes(a["data"].as<std::string>());
   GPT2 model(cfg, a["seed"].as<uint64_t>());
   double unigram = data.unigram_loss();
@@ -93,6 +103,8 @@ int train(int argc, char** argv) {
   ao.lr = lr;
   ao.weight_decay = 0.1;
   optim::AdamW opt(model.parameters(), ao);
+  std::unique_ptr<dist::DataParallel> ddp;
+  if (comm) ddp = std::make_unique<dist::DataParallel>(model.parameters(), *comm);
   double peak = ao.lr;
   int64_t warmup = std::min<int64_t>(100, steps / 10 + 1);
   Generator gen(a["seed"].as<uint64_t>() + 1);
@@ -104,13 +116,25 @@ int train(int argc, char** argv) {
   int64_t step = 0;
   for (; step < steps; ++step) {
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (elapsed > minutes * 60) break;
+    bool out_of_time = elapsed > minutes * 60;
+    if (comm) {  // rank 0's clock decides, so that every rank stops at the same step
+      Tensor stop = scalar(out_of_time ? 1.0 : 0.0, DType::Float64);
+      comm->broadcast(stop, 0);
+      out_of_time = stop.item() != 0;
+    }
+    if (out_of_time) break;
     double lr = step < warmup ? peak * double(step + 1) / double(warmup)
                               : 0.1 * peak + 0.9 * peak * 0.5 * (1 + std::cos(M_PI * double(step - warmup) / double(steps - warmup)));
     opt.set_lr(lr);
     auto [x, y] = data.batch(false, batch, context, gen);
+    if (comm) {
+      const int64_t n = batch / comm->world_size();
+      x = x.narrow(0, comm->rank() * n, n).contiguous();
+      y = y.narrow(0, comm->rank() * n, n).contiguous();
+    }
     Tensor loss = lm_loss(model.forward(x), y);
-    loss.backward();
+    if (ddp) ddp->backward(loss);
+    else loss.backward();
     optim::clip_grad_norm(model.parameters(), 1.0);
     opt.step();
     opt.zero_grad();
@@ -135,6 +159,14 @@ int train(int argc, char** argv) {
   std::cout << std::fixed << std::setprecision(3) << "trained " << step << " steps in " << std::setprecision(0) << seconds
             << " s; validation loss " << std::setprecision(3) << val << " nats/byte (unigram baseline " << unigram
             << ")\n";
+  if (ddp)
+    std::cout << "gradient averaging on rank " << comm->rank() << ": " << std::setprecision(3)
+              << ddp->stats().sync_seconds << " s of " << seconds << " s, " << 1e3 * ddp->stats().sync_seconds / double(std::max<int64_t>(step, 1))
+              << " ms per step\n";
+  if (!root) {
+    dist::finalize();
+    return 0;
+  }
   std::string out = a["out"].as<std::string>();
   save_model(model, out);
   write_byte_tokenizer(out);
@@ -152,6 +184,7 @@ int train(int argc, char** argv) {
   std::cout << tok.decode(prompt);
   generate(model, prompt, s, [&](int64_t id) { std::cout << tok.token(id) << std::flush; });
   std::cout << "\n";
+  dist::finalize();
   return 0;
 }
 
