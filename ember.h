@@ -6,6 +6,7 @@
 #include "framework/cuda/cuda.h"
 #include "framework/custom_op.h"
 #include "framework/data/data.h"
+#include "framework/dist/dist.h"
 #include "framework/error.h"
 #include "framework/gradcheck.h"
 #include "framework/io/io.h"

@@ -66,6 +66,22 @@ if grep -q '\[  SKIPPED \]' "$OUT/cuda_tests.log"; then
   status=1
 fi
 
+# ---- NCCL: world size 1 ran above (DistNcclCuda, part of *Cuda*); 2 ranks when there are 2 GPUs
+# and MPI was found (ember_mpi_tests, each rank on its own GPU) ----
+if grep -q "NCCL communicator ON" "$OUT/configure.log"; then
+  note "NCCL: built (world size 1 in cuda_tests)"
+else
+  note "WARNING: the NCCL communicator was not built (see configure.log); DistNcclCuda checked only the error"
+  status=1
+fi
+GPUS=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)
+if [ "$GPUS" -ge 2 ] && [ -x "$BUILD_DIR/bin/ember_mpi_tests" ]; then
+  step nccl_2_ranks 60 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    mpirun -n 2 "$BUILD_DIR/bin/ember_mpi_tests" --gtest_filter='*Nccl*'
+else
+  note "nccl_2_ranks: not run ($GPUS GPU(s); needs 2 and ember_mpi_tests)"
+fi
+
 # ---- GPU sweeps ----
 # Matmul study: every variant, n 256..8192, TILE swept.
 step bench_matmul_gpu 60 "$BUILD_DIR/bin/bench_matmul_gpu" --json "$OUT/bench_matmul_gpu.json"

@@ -18,6 +18,8 @@
 #include "framework/autograd/trace.h"
 #include "framework/data/data_loader.h"
 #include "framework/data/fashion_mnist.h"
+#include "framework/dist/data_parallel.h"
+#include "framework/dist/sharded_sampler.h"
 #include "framework/io/checkpoint.h"
 #include "framework/io/safetensors.h"
 #include "framework/nn/mlp.h"
@@ -42,7 +44,7 @@ struct Config {
   std::string activation, init, optimizer, schedule;
   int64_t epochs, stop_after, batch_size, val_size, warmup_steps, limit, threads, eval_batch;
   double lr, min_lr, weight_decay, momentum, dropout, clip;
-  bool nesterov, progress;
+  bool nesterov, progress, distributed;
   uint64_t seed;
 };
 
@@ -108,8 +110,20 @@ std::string metrics_csv(const json& epochs) {
   return os.str();
 }
 
-int run(const Config& c) {
+int run(Config c) {
   if (c.threads > 0) omp_set_num_threads(int(c.threads));
+  // --distributed: the ranks mpirun started share each global batch of --batch-size examples;
+  // rank 0 alone prints and writes files (see README, "Data-parallel training").
+  dist::Communicator* comm = c.distributed ? &dist::init() : nullptr;
+  const bool root = !comm || comm->is_root();
+  if (comm) {
+    EMBER_CHECK(c.batch_size % comm->world_size() == 0, "--batch-size ", c.batch_size, " is not a multiple of the ",
+                comm->world_size(), " ranks (expected the global batch, split evenly between them)");
+    if (!root) {
+      c.progress = false;
+      EMBER_CHECK(std::freopen("/dev/null", "w", stdout), "cannot silence rank ", comm->rank(), "'s standard output");
+    }
+  }
   // ---- data ----
   data::FashionMnistOptions dopt;
   dopt.dir = c.data_dir;
@@ -165,14 +179,15 @@ int run(const Config& c) {
   make_dirs(c.out_dir);
   const std::string ckpt_path = c.out_dir + "/checkpoint.safetensors";
   for (const char* f : {"/checkpoint.safetensors", "/metrics.csv", "/metrics.json", "/model.safetensors"})
-    io::remove_stale_temp_files(c.out_dir + f);  // left by a run killed while writing
+    if (root) io::remove_stale_temp_files(c.out_dir + f);  // left by a run killed while writing
   json config = {{"hidden", c.hidden},         {"sizes", sizes},           {"activation", c.activation},
                  {"init", c.init},             {"optimizer", c.optimizer}, {"lr", c.lr},
                  {"min_lr", c.min_lr},         {"schedule", c.schedule},   {"warmup_steps", sched.warmup_steps},
                  {"weight_decay", c.weight_decay}, {"momentum", c.momentum}, {"nesterov", c.nesterov},
                  {"dropout", c.dropout},       {"clip_grad_norm", c.clip}, {"epochs", c.epochs},
                  {"batch_size", c.batch_size}, {"val_size", c.val_size},   {"seed", c.seed},
-                 {"limit", c.limit},           {"threads", omp_get_max_threads()}};
+                 {"limit", c.limit},           {"threads", omp_get_max_threads()},
+                 {"world_size", comm ? comm->world_size() : 1}};
   json epochs = json::array();
   int64_t start_epoch = 0, step = 0;
   if (!c.resume.empty()) {
@@ -183,6 +198,16 @@ int run(const Config& c) {
     epochs = rs.metrics;
     std::printf("resumed from %s at epoch %lld, step %lld\n", c.resume.c_str(), (long long)start_epoch, (long long)step);
   }
+  // After the resume: every rank read the checkpoint, and the wrapper broadcasts rank 0's parameters.
+  std::unique_ptr<dist::DataParallel> ddp;
+  std::unique_ptr<dist::ShardedSampler> sampler;
+  if (comm) {
+    ddp = std::make_unique<dist::DataParallel>(*model, *comm);
+    sampler = std::make_unique<dist::ShardedSampler>(loader, comm->rank(), comm->world_size());
+    std::printf("data-parallel on %d ranks (%s): %lld examples per rank of each batch of %lld, %lld gradient buckets\n",
+                comm->world_size(), comm->backend_name(Device::CPU).c_str(),
+                (long long)(c.batch_size / comm->world_size()), (long long)c.batch_size, (long long)ddp->num_buckets());
+  }
 
   std::printf("\n%5s %8s %10s %9s %9s %9s %9s %8s %10s\n", "epoch", "step", "lr", "loss", "acc", "val_loss", "val_acc",
               "time", "samples/s");
@@ -191,12 +216,16 @@ int run(const Config& c) {
     auto e0 = Clock::now();
     double loss_sum = 0;
     int64_t correct = 0, seen = 0, i = 0;
-    for (const data::Batch& b : loader.epoch(epoch)) {
+    if (ddp) ddp->reset_stats();
+    const std::vector<int64_t> order = loader.order(epoch);
+    for (int64_t bi = 0; bi < steps_per_epoch; ++bi) {
+      const data::Batch b = sampler ? sampler->batch(order, bi) : loader.batch(order, bi);
       opt->set_lr(sched(step));
       Tensor logits = (*model)(b.inputs);
       Tensor loss = cross_entropy(logits, b.targets);
       opt->zero_grad();
-      loss.backward();
+      if (ddp) ddp->backward(loss);
+      else loss.backward();
       if (c.clip > 0) optim::clip_grad_norm(opt->params(), c.clip);
       opt->step();
       ++step;
@@ -212,6 +241,11 @@ int run(const Config& c) {
       std::snprintf(status, sizeof status, "loss %.4f acc %.4f", loss_sum / double(seen), double(correct) / double(seen));
       bar.update(i, seen, status);
     }
+    if (comm) {  // the epoch's loss and accuracy over all ranks' examples
+      Tensor totals = from_vector(std::vector<double>{loss_sum, double(correct), double(seen)});
+      comm->all_reduce(totals);
+      loss_sum = totals.at({0}), correct = int64_t(totals.at({1})), seen = int64_t(totals.at({2}));
+    }
     double secs = std::chrono::duration<double>(Clock::now() - e0).count();
     char status[96];
     std::snprintf(status, sizeof status, "loss %.4f acc %.4f", loss_sum / double(seen), double(correct) / double(seen));
@@ -226,14 +260,23 @@ int run(const Config& c) {
                 {"val_accuracy", val->size() ? json(v.accuracy) : json(nullptr)},
                 {"epoch_seconds", secs},
                 {"samples_per_second", double(seen) / secs}};
+    if (ddp) row["gradient_sync_seconds"] = ddp->stats().sync_seconds;
     epochs.push_back(row);
     std::printf("%5lld %8lld %10.3g %9.4f %9.4f %9.4f %9.4f %7.1fs %10.0f\n", (long long)(epoch + 1), (long long)step,
                 opt->lr(), loss_sum / double(seen), double(correct) / double(seen), v.loss, v.accuracy, secs,
                 double(seen) / secs);
+    if (ddp)
+      std::printf("      gradient averaging on rank 0: %.3fs of %.1fs (%.1f%%), %.3f ms per step, %.3f ms waiting\n",
+                  ddp->stats().sync_seconds, secs, 100 * ddp->stats().sync_seconds / secs,
+                  1e3 * ddp->stats().sync_seconds / double(steps_per_epoch),
+                  1e3 * ddp->stats().wait_seconds / double(steps_per_epoch));
     std::fflush(stdout);
     // The checkpoint first: metrics.csv never lists an epoch that a resumed run would train again.
-    io::save_checkpoint(ckpt_path, *model, *opt, step, {{"epoch", std::to_string(epoch + 1)}, {"metrics", epochs.dump()}});
-    write_text(c.out_dir + "/metrics.csv", metrics_csv(epochs));
+    // Rank 0 alone writes: every rank holds the same model and optimizer state.
+    if (root) {
+      io::save_checkpoint(ckpt_path, *model, *opt, step, {{"epoch", std::to_string(epoch + 1)}, {"metrics", epochs.dump()}});
+      write_text(c.out_dir + "/metrics.csv", metrics_csv(epochs));
+    }
     if (c.stop_after > 0 && epoch + 1 == c.stop_after && epoch + 1 < c.epochs) {
       std::printf("\nstopped after epoch %lld of %lld; continue with --resume %s (and the same options)\n",
                   (long long)(epoch + 1), (long long)c.epochs, ckpt_path.c_str());
@@ -241,6 +284,7 @@ int run(const Config& c) {
     }
   }
 
+  if (!root) return 0;
   // ---- test ----
   EvalResult t = evaluate(*model, test, c.eval_batch, 10);
   std::printf("\ntest: loss %.4f, accuracy %.2f%% on %lld images\n\n%-12s %9s\n", t.loss, 100 * t.accuracy,
@@ -304,6 +348,8 @@ int main(int argc, char** argv) {
     ("resume", "continue from this checkpoint (e.g. results/classifier/checkpoint.safetensors)", cxxopts::value<std::string>()->default_value(""))
     ("json", "also write the metrics document to this path", cxxopts::value<std::string>()->default_value(""))
     ("no-progress", "do not draw the progress bar")
+    ("distributed", "data-parallel training on the ranks of mpirun (mpirun -np 2 train_classifier --distributed); "
+                    "--batch-size is the global batch, split between the ranks")
     ("h,help", "show this help");
   // clang-format on
   try {
@@ -340,12 +386,17 @@ int main(int argc, char** argv) {
     c.nesterov = r.count("nesterov") > 0;
     c.progress = r.count("no-progress") == 0;
     c.seed = r["seed"].as<uint64_t>();
-    return run(c);
+    c.distributed = r.count("distributed") > 0;
+    const int rc = run(c);
+    dist::finalize();
+    return rc;
   } catch (const cxxopts::exceptions::exception& e) {
     std::fprintf(stderr, "train_classifier: %s (see --help)\n", e.what());
     return 2;
   } catch (const Error& e) {
     std::fprintf(stderr, "train_classifier: error: %s\n", e.what());
+    // The other ranks may be waiting in a collective for this one: end them all now.
+    if (dist::initialized() && dist::world().world_size() > 1) dist::world().abort(1);
     return 1;
   }
 }

@@ -11,6 +11,7 @@
 #include "examples/common/cli_flags.h"
 #include "framework/autograd/trace.h"
 #include "framework/io/checkpoint.h"
+#include "framework/dist/data_parallel.h"
 #include "framework/optim/adam.h"
 #include "framework/optim/clip_grad.h"
 #include "models/gpt2/checkpoint.h"
@@ -63,6 +64,8 @@ int train(int argc, char** argv) {
       "sample-tokens", "tokens of sample text to print at the end", cxxopts::value<int64_t>()->default_value("300"))(
       "resume", "continue from this checkpoint (OUT/checkpoint.safetensors, written after every evaluation) with the "
                 "same options", cxxopts::value<std::string>()->default_value(""))(
+      "distributed", "data-parallel on the ranks of mpirun (mpirun -np 2 gpt2 train --distributed); --batch is the "
+                     "global batch, split between the ranks")(
       "h,help", "show this help");
   auto a = ember::cli::parse(o, argc, argv);
   if (a.count("help")) {
@@ -87,11 +90,19 @@ int train(int argc, char** argv) {
   const double minutes = flag<double>(a, "minutes", 1e-6, 1e6, "a positive number of minutes");
   const int64_t sample_tokens = flag<int64_t>(a, "sample-tokens", 0, 1 << 20);
   const std::string out = a["out"].as<std::string>(), resume = a["resume"].as<std::string>();
+  // --distributed: every rank draws the same global batch (same generator) and trains on its rows;
+  // rank 0 alone writes and prints the sample (examples/classifier/README.md, "Data-parallel training").
+  dist::Communicator* comm = a.count("distributed") ? &dist::init() : nullptr;
+  const bool root = !comm || comm->is_root();
+  if (comm)
+    EMBER_CHECK(batch % comm->world_size() == 0, "--batch ", batch, " is not a multiple of the ", comm->world_size(),
+                " ranks (expected the global batch, split evenly between them)");
   TextCorpus data = TextCorpus::from_fortunes(a["data"].as<std::string>());
   std::filesystem::create_directories(out);  // now, so that a bad --out fails before training
   const std::string ckpt_path = out + "/checkpoint.safetensors";
-  for (const char* f : {"/checkpoint.safetensors", "/model.safetensors", "/config.json"})
-    io::remove_stale_temp_files(out + f);  // left by a run killed while writing
+  if (root)
+    for (const char* f : {"/checkpoint.safetensors", "/model.safetensors", "/config.json"})
+      io::remove_stale_temp_files(out + f);  // left by a run killed while writing
   GPT2 model(cfg, a["seed"].as<uint64_t>());
   double unigram = data.unigram_loss();
   std::cerr << "gpt2 train: " << model.name() << ", " << model.num_parameters() << " parameters; "
@@ -102,6 +113,8 @@ int train(int argc, char** argv) {
   ao.lr = lr;
   ao.weight_decay = 0.1;
   optim::AdamW opt(model.parameters(), ao);
+  std::unique_ptr<dist::DataParallel> ddp;
+  if (comm) ddp = std::make_unique<dist::DataParallel>(model.parameters(), *comm);
   double peak = ao.lr;
   int64_t warmup = std::min<int64_t>(100, steps / 10 + 1);
   Generator gen(a["seed"].as<uint64_t>() + 1);
@@ -133,13 +146,25 @@ int train(int argc, char** argv) {
   const int64_t first_step = step;
   for (; step < steps; ++step) {
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (elapsed > minutes * 60) break;
+    bool out_of_time = elapsed > minutes * 60;
+    if (comm) {  // rank 0's clock decides, so that every rank stops at the same step
+      Tensor stop = scalar(out_of_time ? 1.0 : 0.0, DType::Float64);
+      comm->broadcast(stop, 0);
+      out_of_time = stop.item() != 0;
+    }
+    if (out_of_time) break;
     double lr = step < warmup ? peak * double(step + 1) / double(warmup)
                               : 0.1 * peak + 0.9 * peak * 0.5 * (1 + std::cos(M_PI * double(step - warmup) / double(steps - warmup)));
     opt.set_lr(lr);
     auto [x, y] = data.batch(false, batch, context, gen);
+    if (comm) {
+      const int64_t n = batch / comm->world_size();
+      x = x.narrow(0, comm->rank() * n, n).contiguous();
+      y = y.narrow(0, comm->rank() * n, n).contiguous();
+    }
     Tensor loss = lm_loss(model.forward(x), y);
-    loss.backward();
+    if (ddp) ddp->backward(loss);
+    else loss.backward();
     optim::clip_grad_norm(model.parameters(), 1.0);
     opt.step();
     opt.zero_grad();
@@ -150,8 +175,9 @@ int train(int argc, char** argv) {
       window_n = 0;
       val = eval_loss(model, data, eval_batches, batch, context);
       log.push_back({{"step", step + 1}, {"train_loss", train_avg}, {"val_loss", val}, {"seconds", seconds_before + elapsed}});
-      io::save_checkpoint(ckpt_path, model, opt, step + 1,
-                          {{"settings", settings.dump()}, {"log", log.dump()}, {"seconds", str(seconds_before + elapsed)}});
+      if (root)  // one writer; every rank holds the same parameters and optimizer state
+        io::save_checkpoint(ckpt_path, model, opt, step + 1,
+                            {{"settings", settings.dump()}, {"log", log.dump()}, {"seconds", str(seconds_before + elapsed)}});
     }
     double per_step = elapsed / double(std::max<int64_t>(step - first_step, 1));
     double eta = std::min(per_step * double(steps - step - 1), minutes * 60 - elapsed);
@@ -166,6 +192,14 @@ int train(int argc, char** argv) {
   std::cout << std::fixed << std::setprecision(3) << "trained " << step << " steps in " << std::setprecision(0) << seconds
             << " s; validation loss " << std::setprecision(3) << val << " nats/byte (unigram baseline " << unigram
             << ")\n";
+  if (ddp)
+    std::cout << "gradient averaging on rank " << comm->rank() << ": " << std::setprecision(3)
+              << ddp->stats().sync_seconds << " s of " << seconds << " s, " << 1e3 * ddp->stats().sync_seconds / double(std::max<int64_t>(step, 1))
+              << " ms per step\n";
+  if (!root) {
+    dist::finalize();
+    return 0;
+  }
   save_model(model, out);
   write_byte_tokenizer(out);
   nlohmann::json summary = {{"steps", step},        {"seconds", seconds}, {"val_loss", val},
@@ -182,6 +216,7 @@ int train(int argc, char** argv) {
   std::cout << tok.decode(prompt);
   generate(model, prompt, s, [&](int64_t id) { std::cout << tok.token(id) << std::flush; });
   std::cout << "\n";
+  dist::finalize();
   return 0;
 }
 

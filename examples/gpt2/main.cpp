@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "examples/common/cli_lists.h"
+#include "framework/dist/communicator.h"
 #include "framework/error.h"
 
 namespace ember::gpt2::cli {
@@ -49,6 +50,8 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "gpt2 " << cmd << ": " << e.what() << "\n";
+    // Under --distributed the other ranks may wait in a collective for this one: end them all.
+    if (ember::dist::initialized() && ember::dist::world().world_size() > 1) ember::dist::world().abort(1);
     return 1;
   }
 }
