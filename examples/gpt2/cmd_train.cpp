@@ -23,12 +23,17 @@ namespace ember::gpt2::cli {
 namespace {
 
 // A byte-level vocabulary is GPT-2's BPE with no merges: the 256 byte symbols and end-of-text.
+// Every output file is written atomically: a kill leaves the old file or the new one, never half.
+void write_text(const std::string& path, const std::string& text) {
+  io::write_file_atomic(path, std::vector<uint8_t>(text.begin(), text.end()));
+}
+
 void write_byte_tokenizer(const std::string& dir) {
   nlohmann::json vocab;
   for (int b = 0; b < 256; ++b) vocab[byte_to_unicode()[size_t(b)]] = b;
   vocab["<|endoftext|>"] = 256;
-  std::ofstream(dir + "/vocab.json") << vocab.dump();
-  std::ofstream(dir + "/merges.txt") << "#version: 0.2\n";
+  write_text(dir + "/vocab.json", vocab.dump());
+  write_text(dir + "/merges.txt", "#version: 0.2\n");
 }
 
 double eval_loss(GPT2& model, const TextCorpus& data, int64_t batches, int64_t batch, int64_t context) {
@@ -101,7 +106,8 @@ int train(int argc, char** argv) {
   std::filesystem::create_directories(out);  // now, so that a bad --out fails before training
   const std::string ckpt_path = out + "/checkpoint.safetensors";
   if (root)
-    for (const char* f : {"/checkpoint.safetensors", "/model.safetensors", "/config.json"})
+    for (const char* f : {"/checkpoint.safetensors", "/model.safetensors", "/config.json", "/vocab.json",
+                          "/merges.txt", "/training.json"})
       io::remove_stale_temp_files(out + f);  // left by a run killed while writing
   GPT2 model(cfg, a["seed"].as<uint64_t>());
   double unigram = data.unigram_loss();
@@ -205,7 +211,7 @@ int train(int argc, char** argv) {
   nlohmann::json summary = {{"steps", step},        {"seconds", seconds}, {"val_loss", val},
                             {"unigram_loss", unigram}, {"config", nlohmann::json::parse(cfg.to_json_string())},
                             {"batch", batch},       {"log", log}};
-  std::ofstream(out + "/training.json") << summary.dump(2) << "\n";
+  write_text(out + "/training.json", summary.dump(2) + "\n");
   std::cout << "saved the model to " << out << "\n\nsample:\n";
   Tokenizer tok = Tokenizer::from_dir(out);
   SamplingOptions s;

@@ -1,6 +1,7 @@
 // Training checkpoints: load_checkpoint into a small model and optimizer, then the metadata
-// checks train_classifier applies before resuming. Each accepts or raises ember::Error.
+// checks train_classifier and gpt2 train apply before resuming. Each accepts or raises ember::Error.
 #include "examples/classifier/resume.h"
+#include "examples/gpt2/train_resume.h"
 #include "framework/io/checkpoint.h"
 #include "framework/nn/linear.h"
 #include "framework/optim/sgd.h"
@@ -14,7 +15,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ember::optim::SGD opt(model.parameters(), ember::optim::SGDOptions{0.1, 0.0, false, 0.0});
   ember::fuzz::refused_ok([&] {
     ember::io::CheckpointInfo info = ember::io::load_checkpoint(path, model, opt);
-    ember::examples::parse_resume(info.metadata, info.step, 5, 3, path);
+    // Both readers see the same metadata: a refusal by the first must not hide the second.
+    ember::fuzz::refused_ok([&] { ember::examples::parse_resume(info.metadata, info.step, 5, 3, path); });
+    const nlohmann::json settings = {{"--seed", 0}, {"--steps", 5}, {"--lr", 0.1}};
+    ember::gpt2::cli::parse_train_resume(info.metadata, info.step, settings, 5, 3, path);
   });
   return 0;
 }
