@@ -90,6 +90,8 @@ TEST(DistLocal, VerifySwitchAndGpuSelection) {
 }
 
 TEST(DistLocalDeathTest, AbortEndsTheProcessWithTheCode) {
+  // The child re-runs the binary up to this test instead of forking a process with OpenMP's threads.
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
   EXPECT_EXIT(dist::make_local_backend()->abort(7), ::testing::ExitedWithCode(7), "");
   EXPECT_EXIT(local().abort(5), ::testing::ExitedWithCode(5), "");
 }
