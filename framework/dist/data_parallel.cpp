@@ -142,7 +142,20 @@ void DataParallel::backward(const Tensor& loss) {
     stats_.buckets_started_early += int64_t(next_start_ - before);
     inside += since(t0);
   });
-  loss.backward();
+  try {
+    loss.backward();
+  } catch (...) {
+    // Let the started all-reduces finish (their buffers are ours), then forget the half-done step
+    // so that the next backward starts clean.
+    for (Bucket& b : buckets_) {
+      if (b.work) try { b.work->wait(); } catch (...) {}
+      b.work.reset();
+      b.arrived = 0;
+      for (size_t i : b.params) slots_[i].arrived = false;
+    }
+    next_start_ = 0;
+    throw;
+  }
   stats_.sync_seconds += inside;
   finish();
 }

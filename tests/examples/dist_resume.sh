@@ -15,6 +15,10 @@ trap 'rm -rf "$work"' EXIT
 args=(--data "$data" --limit 3000 --val-size 500 --epochs 2 --hidden 64 --threads 1 --seed 5 --warmup-steps 10 --no-progress)
 two() { timeout 120 "$mpiexec" -n 2 "$bin" --distributed "${args[@]}" "$@"; }
 
+# A global batch that does not split evenly is refused on every rank, naming the flag.
+if two --out "$work/bad" --batch-size 129 > "$work/bad.log" 2>&1 || ! grep -q -- "--batch-size 129 is not a multiple" "$work/bad.log"; then
+  echo "dist_resume: --batch-size 129 on 2 ranks was not refused clearly:" >&2; cat "$work/bad.log" >&2; exit 1
+fi
 two --out "$work/ref" > "$work/ref.log" 2>&1 || { cat "$work/ref.log"; exit 1; }
 two --out "$work/split" --stop-after 1 > /dev/null 2>&1
 two --out "$work/split" --resume "$work/split/checkpoint.safetensors" > "$work/split.log" 2>&1 ||

@@ -57,6 +57,16 @@ TEST(DataParallelMpi, ParameterWithoutGradientOnOneRankGetsTheMean) {
   EXPECT_TRUE(all_close(maybe.grad(), full({2}, 2.0), 0, 0));  // (4 + 0) / 2 on both ranks
 }
 
+TEST(DataParallelMpi, BroadcastParametersFromAnotherRoot) {
+  dist::Communicator& c = dist::world();
+  Tensor w = full({4}, double(c.rank()), DType::Float32).requires_grad_();
+  dist::DataParallel d(std::vector<Tensor>{w}, c);
+  EXPECT_TRUE(all_close(w.detach(), zeros({4}), 0, 0));  // rank 0's values, from the constructor
+  w.detach().fill_(double(10 + c.rank()));
+  d.broadcast_parameters(1);
+  EXPECT_TRUE(all_close(w.detach(), full({4}, 11.0), 0, 0));
+}
+
 TEST(DataParallelMpi, DifferentModelsFailAtConstruction) {
   dist::Communicator& c = dist::world();
   auto model = nn::make_mlp({4, c.rank() == 0 ? 6 : 7, 2});

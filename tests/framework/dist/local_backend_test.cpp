@@ -81,6 +81,21 @@ TEST(DistLocal, InitWithoutLauncherIsWorldSizeOne) {
   EXPECT_EQ(&dist::init(), &c);  // once per process
 }
 
+TEST(DistLocal, VerifySwitchAndGpuSelection) {
+  dist::Communicator c = local();
+  EXPECT_TRUE(c.verify());
+  c.set_verify(false);
+  EXPECT_FALSE(c.verify());
+  EXPECT_NO_THROW(dist::select_local_gpu());  // no-op without NCCL or a GPU
+}
+
+TEST(DistLocalDeathTest, AbortEndsTheProcessWithTheCode) {
+  // The child re-runs the binary up to this test instead of forking a process with OpenMP's threads.
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_EXIT(dist::make_local_backend()->abort(7), ::testing::ExitedWithCode(7), "");
+  EXPECT_EXIT(local().abort(5), ::testing::ExitedWithCode(5), "");
+}
+
 TEST(DistLocal, Timeout) {
   const double was = dist::timeout_seconds();
   dist::set_timeout_seconds(12.5);
