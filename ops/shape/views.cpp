@@ -41,6 +41,41 @@ Shape infer_shape(const Shape& shape, int64_t n, const Tensor& x, const char* op
   return out;
 }
 
+// Strides under which `shape` reads the same elements, in the same order, as x's layout does, or
+// false when that needs a copy. A view can split a dimension, or merge dimensions that are
+// contiguous with each other (stride[i] == stride[i+1] * size[i+1]), so it works chunk by chunk:
+// each maximal run of mutually contiguous dims of x must be covered exactly by a run of new dims.
+// A contiguous x gets contiguous strides; size-1 dims of x carry no layout and are skipped.
+bool view_strides(const Tensor& x, const Shape& shape, Shape& out) {
+  if (x.is_contiguous() || x.numel() == 0) {
+    out = contiguous_strides(shape);
+    return true;
+  }
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (size, stride) of x's dims of size > 1
+  for (int64_t i = 0; i < x.dim(); ++i)
+    if (x.size(i) != 1) dims.push_back({x.size(i), x.strides()[size_t(i)]});
+  out.assign(shape.size(), 1);
+  int64_t k = int64_t(shape.size()) - 1;
+  for (int64_t hi = int64_t(dims.size()) - 1; hi >= 0;) {
+    int64_t lo = hi, elems = dims[size_t(hi)].first;
+    while (lo > 0 && dims[size_t(lo - 1)].second == dims[size_t(lo)].second * dims[size_t(lo)].first)
+      elems *= dims[size_t(--lo)].first;
+    const int64_t stride = dims[size_t(hi)].second;
+    int64_t covered = 1;
+    for (; covered < elems && k >= 0; --k) {
+      out[size_t(k)] = stride * covered;
+      covered *= shape[size_t(k)];
+    }
+    if (covered != elems) return false;  // the new dims cut across this chunk's boundary
+    hi = lo - 1;
+  }
+  for (; k >= 0; --k) {
+    if (shape[size_t(k)] != 1) return false;
+    out[size_t(k)] = k + 1 < int64_t(shape.size()) ? out[size_t(k + 1)] * shape[size_t(k + 1)] : 1;
+  }
+  return true;
+}
+
 // The view primitives: each kernel builds a TensorImpl over the same storage; each VJP maps the
 // cotangent back with another (recorded) op, so higher-order derivatives flow through views, and
 // each JVP takes the same view of the tangent.
@@ -106,7 +141,10 @@ struct ViewPrims {
   // JVP reshapes.
   ViewOp view = [] {
     auto k = [](const Args& x, const ViewAttrs& a) {
-      return KernelOut(make_view(x[0], a.shape, contiguous_strides(a.shape), x[0].offset()));
+      Shape strides;
+      EMBER_CHECK(view_strides(x[0], a.shape, strides), "view: no strides view ", to_string(x[0].shape()), " as ",
+                  to_string(a.shape));  // view() checked this already
+      return KernelOut(make_view(x[0], a.shape, strides, x[0].offset()));
     };
     return ViewOp("view")
         .cpu(k)
@@ -153,8 +191,11 @@ void declare_view_ops() { prims(); }
 Tensor view(const Tensor& x, const Shape& shape) {
   EMBER_CHECK(x.defined(), "view: input is undefined");
   Shape s = infer_shape(shape, x.numel(), x, "view");
-  EMBER_CHECK(x.is_contiguous(), "view: the tensor of shape ", to_string(x.shape()),
-              " is not contiguous; use reshape() (which copies) or contiguous() first");
+  Shape strides;
+  EMBER_CHECK(view_strides(x, s, strides), "view: the tensor of shape ", to_string(x.shape()), " and strides ",
+              to_string(x.strides()), " cannot be viewed as ", to_string(s),
+              " without a copy (it would merge dimensions that are not contiguous with each other); use reshape(), "
+              "which copies only then, or contiguous() first");
   ViewAttrs a;
   a.shape = s;
   return prims().view({x}, a);
@@ -164,7 +205,8 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
   EMBER_CHECK(x.defined(), "reshape: input is undefined");
   Shape s = infer_shape(shape, x.numel(), x, "reshape");
   if (s == x.shape()) return x;
-  return view(x.contiguous(), s);
+  Shape strides;
+  return view(view_strides(x, s, strides) ? x : x.contiguous(), s);  // a copy only when no view exists
 }
 
 Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {

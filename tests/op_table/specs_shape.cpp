@@ -54,9 +54,20 @@ void add_shape_specs(std::vector<OpSpec>& out) {
               [to = to](const std::vector<Tensor>& x) { return view(x[0], to); },
               view_ref(to, [from = from, to = to](const Shape& i) { return unravel(ravel(i, to), from); })));
         }
+        // Strided inputs that a view can still serve: splitting a strided or transposed dim, and
+        // GPT-2's head split (a slice of the fused QKV projection, [B, T, C] -> [B, T, H, C/H]).
+        Tensor head = rand64({2, 5, 36}, 44).slice(-1, 12, 24);
+        for (auto [x, to] : {std::pair<Tensor, Shape>{strided64({3, 4}, 42), {3, 2, 2}},
+                             {transposed64({3, 4}, 43), {3, 2, 2}}, {head, {2, 5, 3, 4}}, {head, {10, 12}}}) {
+          Shape from = x.shape();
+          v.push_back(sample(
+              to_string(from) + " strided as " + to_string(to), {x},
+              [to = to](const std::vector<Tensor>& in) { return view(in[0], to); },
+              view_ref(to, [from = from, to = to](const Shape& i) { return unravel(ravel(i, to), from); })));
+        }
         return v;
       },
-      {{"a non-contiguous input", [] { view(transposed64({3, 4}, 1), {12}); }, "view: the tensor of shape [3, 4] is not contiguous"},
+      {{"a non-contiguous input", [] { view(transposed64({3, 4}, 1), {12}); }, "view: the tensor of shape [3, 4] and strides [1, 3] cannot be viewed as [12] without a copy"},
        {"a size that does not fit", [] { view(rand64({3, 4}, 1), {5, -1}); }, "view: cannot infer -1"}}));
   out.push_back(spec(
       "permute",

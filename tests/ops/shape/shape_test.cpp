@@ -192,3 +192,19 @@ TEST(ShapeErrors, ConcatStackSplit) {
   EXPECT_EMBER_ERROR(split(a, 1, 2), "split:");
   EXPECT_EMBER_ERROR(split(scalar(1.0), 1, 0), "split:");
 }
+
+TEST(ShapeViews, ReshapeIsAViewWhenTheStridesAllowIt) {
+  Tensor qkv = random({2, 5, 36}, 7);
+  Tensor q = qkv.slice(-1, 0, 12);  // GPT-2's head split reads a slice of the fused projection
+  Tensor heads = q.reshape({2, 5, 3, 4});
+  EXPECT_EQ(heads.impl()->storage, qkv.impl()->storage);  // no copy
+  EXPECT_TRUE(all_close(heads, q.contiguous().reshape({2, 5, 3, 4}), 0, 0));
+  Tensor t = random({3, 4}, 8).t();  // [4, 3] with strides [1, 4]
+  Tensor split = t.reshape({2, 2, 3});
+  EXPECT_EQ(split.impl()->storage, t.impl()->storage);  // splitting a dim is a view
+  EXPECT_TRUE(all_close(split, t.contiguous().reshape({2, 2, 3}), 0, 0));
+  Tensor merged = t.reshape({12});  // merging dims that are not contiguous with each other copies
+  EXPECT_NE(merged.impl()->storage, t.impl()->storage);
+  EXPECT_TRUE(all_close(merged, t.contiguous().reshape({12}), 0, 0));
+  EXPECT_EMBER_ERROR(view(t, {12}), "cannot be viewed as [12] without a copy");
+}
