@@ -7,11 +7,9 @@
 #include <vector>
 
 namespace ember {
-#ifdef EMBER_HAS_CUDA
 namespace cuda {
-void ensure_backend();  // framework/cuda/allocator.cpp
+void ensure_backend();  // framework/cuda/loader.cpp: loads libember_cuda.so, which installs its allocator
 }
-#endif
 namespace {
 
 // Keeps freed blocks in size-keyed lists. Sizes are rounded up to 64 bytes so that
@@ -91,11 +89,9 @@ Allocator& allocator(Device d) {
     static CpuCachingAllocator* cpu = new CpuCachingAllocator();  // never destroyed: tensors may outlive statics
     return *cpu;
   }
-#ifdef EMBER_HAS_CUDA
-  // The CUDA backend installs itself on the first CUDA tensor (framework/cuda/allocator.cpp), so
-  // that programs which never use the GPU never initialise CUDA. Throws when no GPU is usable.
+  // The CUDA backend is loaded and installs itself on the first CUDA tensor, so that programs
+  // which never use the GPU never map a CUDA library. Throws when no GPU is usable.
   if (d == Device::CUDA && !g_allocators[int(d)]) cuda::ensure_backend();
-#endif
   EMBER_CHECK(g_allocators[int(d)], "device ", d,
               " is not available: Ember was built without CUDA or no GPU was found");
   return *g_allocators[int(d)];

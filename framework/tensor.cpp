@@ -8,19 +8,13 @@
 
 #include "framework/autograd/autograd.h"
 #include "framework/device_copy.h"
-#include "ops/elementwise/elementwise.h"
-#include "ops/shape/shape_ops.h"
+#include "framework/cuda/runtime_hooks.h"
 
 namespace ember {
 
 namespace autograd {
 void eager_backward(const Tensor& y, const Tensor& cotangent);  // autograd.cpp
 }
-#ifdef EMBER_CUDA
-namespace cuda {
-void fill(const Tensor& dst, double value);  // ops/shape/cuda/copy.cu
-}
-#endif
 
 namespace {
 DeviceCopyFn g_device_copy = nullptr;
@@ -101,6 +95,23 @@ void copy_bytes(void* dst, Device dd, const void* src, Device sd, size_t bytes) 
   g_device_copy(dst, dd, src, sd, bytes);
 }
 
+namespace {
+// The values of t readable on the host with t's own strides: t itself on the CPU, else a CPU
+// tensor over a byte copy of t's whole storage (so a strided device view needs no device kernel).
+Tensor on_host(const Tensor& t) {
+  if (t.device() == Device::CPU) return t;
+  const Storage& src = *t.impl()->storage;
+  auto impl = std::make_shared<TensorImpl>(*t.impl());
+  impl->storage = std::make_shared<Storage>(src.bytes(), Device::CPU);
+  impl->inner.reset();
+  impl->node.reset();
+  impl->grad.reset();
+  impl->trace = 0;
+  copy_bytes(impl->storage->data(), Device::CPU, src.data(), src.device(), src.bytes());
+  return Tensor(impl);
+}
+}  // namespace
+
 void check_cpu(const Tensor& t, const char* op) {
   EMBER_CHECK(t.device() == Device::CPU, op, ": expected a CPU tensor, got one on ", t.device());
 }
@@ -138,7 +149,7 @@ void Tensor::set(const Shape& index, double value) {
 
 template <class T>
 std::vector<T> Tensor::to_vector() const {
-  Tensor c = device() == Device::CPU ? *this : to(Device::CPU);
+  Tensor c = on_host(*this);
   std::vector<T> out;
   out.reserve(size_t(numel()));
   const void* base = c.impl()->storage->data();
@@ -149,27 +160,6 @@ std::vector<T> Tensor::to_vector() const {
 template std::vector<float> Tensor::to_vector<float>() const;
 template std::vector<double> Tensor::to_vector<double>() const;
 template std::vector<int64_t> Tensor::to_vector<int64_t>() const;
-
-Tensor Tensor::reshape(const Shape& s) const { return ember::reshape(*this, s); }
-Tensor Tensor::view(const Shape& s) const { return ember::view(*this, s); }
-Tensor Tensor::transpose(int64_t a, int64_t b) const { return ember::transpose(*this, a, b); }
-Tensor Tensor::permute(const Shape& d) const { return ember::permute(*this, d); }
-Tensor Tensor::slice(int64_t d, int64_t s, int64_t e, int64_t st) const { return ember::slice(*this, d, s, e, st); }
-Tensor Tensor::expand(const Shape& s) const { return ember::expand(*this, s); }
-Tensor Tensor::unsqueeze(int64_t d) const { return ember::unsqueeze(*this, d); }
-Tensor Tensor::squeeze(int64_t d) const { return ember::squeeze(*this, d); }
-Tensor Tensor::contiguous() const { return is_contiguous() ? *this : ember::copy(*this); }
-Tensor Tensor::clone() const { return ember::copy(*this); }
-Tensor Tensor::to(DType t) const { return ember::cast(*this, t); }
-
-Tensor Tensor::to(Device d) const {
-  if (d == device()) return *this;
-  EMBER_CHECK(!is_traced(), "to(", d, "): moving a traced tensor between devices is not differentiable yet; detach() first");
-  Tensor src = contiguous();
-  Tensor out = empty(shape(), dtype(), d);
-  copy_bytes(out.raw_data(), d, src.raw_data(), src.device(), size_t(numel()) * itemsize(dtype()));
-  return out;
-}
 
 Tensor& Tensor::requires_grad_(bool on) {
   EMBER_CHECK(is_floating(dtype()), "requires_grad_: only floating tensors can require gradients, this one is ", dtype());
@@ -211,31 +201,11 @@ void Tensor::zero_grad() {
 void Tensor::backward(const Tensor& cotangent) const { autograd::eager_backward(*this, cotangent); }
 Tensor Tensor::detach() const { return autograd::unbox_all(*this); }
 
-Tensor& Tensor::copy_(const Tensor& src) {
-  EMBER_CHECK(src.defined(), "copy_: source is undefined");
-  Tensor s = src.detach();
-  if (s.shape() != shape()) {
-    EMBER_CHECK(broadcast_shapes(s.shape(), shape(), "copy_") == shape(), "copy_: source of shape ",
-                ember::to_string(s.shape()), " does not broadcast to the destination's shape ", ember::to_string(shape()));
-    s = ember::expand(s, shape());
-  }
-  if (s.dtype() != dtype()) s = ember::cast(s, dtype());
-  if (s.device() != device()) s = s.to(device());
-  // A source sharing this tensor's storage (x.copy_(x.t()), a shifted slice) may overlap the
-  // destination; copying it first keeps every read ahead of the writes.
-  if (s.impl()->storage == impl_->storage) s = contiguous_kernel(s);
-  copy_strided(*this, s);
-  return *this;
-}
-
 Tensor& Tensor::fill_(double value) {
-#ifdef EMBER_CUDA
   if (device() == Device::CUDA) {  // ops/shape/cuda/copy.cu: no host buffer, no synchronous copy
-    cuda::fill(*this, value);
+    cuda::runtime::fill(*this, value);
     return *this;
   }
-#endif
-  if (device() != Device::CPU) return copy_(full(shape(), value, dtype(), Device::CPU));
   void* base = impl_->storage->data();
   DType dt = dtype();
   if (is_contiguous()) {
@@ -251,8 +221,7 @@ Tensor& Tensor::fill_(double value) {
 
 std::string Tensor::to_string(int max_per_dim) const {
   std::ostringstream os;
-  Tensor c = detach();
-  if (c.device() != Device::CPU) c = c.to(Device::CPU);
+  Tensor c = on_host(detach());
   os << "tensor(";
   const void* base = c.impl()->storage->data();
   bool fl = is_floating(c.dtype());
@@ -290,9 +259,6 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.to_
 // ---- factories ----
 Tensor empty(const Shape& shape, DType dtype, Device device) { return Tensor(raw_impl(shape, dtype, device)); }
 Tensor full(const Shape& shape, double value, DType dtype, Device device) {
-#ifndef EMBER_CUDA
-  if (device != Device::CPU) return full(shape, value, dtype, Device::CPU).to(device);
-#endif
   Tensor t = empty(shape, dtype, device);
   t.fill_(value);
   return t;

@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (own.empty()) {
-    std::cerr << "openblas_env: this build has no OpenBLAS (EMBER_BLAS_PEER off)\n";
+    std::cerr << "openblas_env: OpenBLAS is not installed on this machine\n";
     return 1;
   }
   openblas::Decision d = openblas::decide([](const std::string& prefix) { return openblas::probe_self(prefix); });

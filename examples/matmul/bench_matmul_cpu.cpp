@@ -54,7 +54,7 @@ nlohmann::json describe_cpu(const Config& cfg) {
                       {"peak", peak > 0 ? str(peak, " GFLOP/s = ", threads, " cores x ", ghz, " GHz (cpufreq max) x ", lanes,
                                               " lanes x 2 (FMA) x ", cfg.fma_units, " FMA units")
                                         : std::string("not known on this VM (no cpufreq cpuinfo_max_freq)")},
-                      {"blas", cpu::blas_available() ? cpu::blas_description() : "not built (EMBER_BLAS_PEER off)"}};
+                      {"blas", cpu::blas_available() ? cpu::blas_description() : "OpenBLAS not installed"}};
   for (const char* var : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"})
     if (const char* v = std::getenv(var)) j["env"][var] = v;
   return j;
@@ -83,7 +83,7 @@ std::vector<Result> run_typed(const Config& cfg) {
       if (v == "naive" && std::max({s.m, s.n, s.k}) > cfg.naive_max) {
         r.note = str("skipped: a dim > --naive-max ", cfg.naive_max);
       } else if (v == "blas" && !cpu::blas_available()) {
-        r.note = "skipped: built without EMBER_BLAS_PEER";
+        r.note = "skipped: OpenBLAS is not installed";
       } else {
         const Kernel& kern = kernels.at(v);
         c.zero_();

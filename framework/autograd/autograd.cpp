@@ -3,7 +3,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "ops/elementwise/elementwise.h"
+#include "framework/autograd/engine_ops.h"
 
 namespace ember {
 namespace autograd {
@@ -39,10 +39,15 @@ ObserveBackward::ObserveBackward(BackwardObserver observer) : observer_(std::mov
 }
 ObserveBackward::~ObserveBackward() { t_observer = prev_; }
 
-Tensor add_values(const Tensor& a, const Tensor& b) { return add(a, b); }
+namespace engine_ops {
+BackendHook<Tensor(const Tensor&, const Tensor&)> add("add (the engine's; filled by the ops library)");
+BackendHook<Tensor(const Tensor&)> clone("copy (the engine's; filled by the ops library)");
+}  // namespace engine_ops
+
+Tensor add_values(const Tensor& a, const Tensor& b) { return engine_ops::add(a, b); }
 
 namespace {
-void accumulate(Tensor& slot, const Tensor& g) { slot = slot.defined() ? add(slot, g) : g; }
+void accumulate(Tensor& slot, const Tensor& g) { slot = slot.defined() ? engine_ops::add(slot, g) : g; }
 
 std::vector<Tensor> run_backward(const std::vector<std::shared_ptr<Node>>& roots, const std::vector<Tensor>& cotangents,
                                  const std::vector<std::shared_ptr<Node>>& wanted, bool free_graph) {
@@ -71,7 +76,7 @@ std::vector<Tensor> run_backward(const std::vector<std::shared_ptr<Node>>& roots
         Tensor old(leaf->grad);
         // A fresh tensor, never g itself: g may be the caller's cotangent or be shared with other
         // leaves (add's VJP passes it on unchanged), and optimizers update .grad in place.
-        leaf->grad = (old.defined() ? add(old, g) : g.clone()).impl_ptr();
+        leaf->grad = (old.defined() ? engine_ops::add(old, g) : engine_ops::clone(g)).impl_ptr();
       }
       continue;
     }

@@ -48,7 +48,7 @@ std::pair<std::vector<Tensor>, std::vector<Tensor>> make_jvp(const FnNM& f, cons
 std::pair<Tensor, Tensor> make_jvp(const Fn1& f, const Tensor& x, const Tensor& v);
 
 namespace autograd {
-// a + b through the recorded add (the core's one use of an op: summing cotangents and tangents).
+// a + b through the recorded add (engine_ops.h: summing cotangents and tangents).
 Tensor add_values(const Tensor& a, const Tensor& b);
 // Visits the nodes reachable from `roots` in reverse topological order, pushing cotangents along
 // edges (summing where a value fans out). Returns the cotangent that reached each node in

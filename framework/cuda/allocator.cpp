@@ -4,7 +4,6 @@
 // kept in size bins and handed out again, as PyTorch's caching allocator does (much simplified:
 // exact-size bins after rounding, no block splitting). All of Ember's kernels run on the legacy
 // default stream, so a block freed by one op and reused by the next is ordered by the stream.
-#ifdef EMBER_HAS_CUDA
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -12,6 +11,7 @@
 
 #include "framework/cuda/check.h"
 #include "framework/cuda/cuda.h"
+#include "framework/cuda/runtime_hooks.h"
 #include "framework/device_copy.h"
 #include "framework/storage.h"
 
@@ -103,17 +103,18 @@ void copy(void* dst, Device dd, const void* src, Device sd, size_t bytes) {
   EMBER_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
 }
 
-}  // namespace
-
-void ensure_backend() {
-  static std::once_flag once;
-  EMBER_CHECK(cuda_available(), "device cuda is not available: ", unavailable_reason());
-  std::call_once(once, [] {
-    static CudaCachingAllocator* a = new CudaCachingAllocator();  // never destroyed: tensors may outlive statics
-    set_allocator(Device::CUDA, a);
-    set_device_copy(&copy);
-  });
+// Installed by the core's ensure_backend() (framework/cuda/loader.cpp), once, on the first CUDA tensor.
+void install() {
+  static CudaCachingAllocator* a = new CudaCachingAllocator();  // never destroyed: tensors may outlive statics
+  set_allocator(Device::CUDA, a);
+  set_device_copy(&copy);
 }
 
+const bool registered = [] {
+  runtime::install.set(&install);
+  return true;
+}();
+
+}  // namespace
+
 }  // namespace ember::cuda
-#endif  // EMBER_HAS_CUDA

@@ -1,7 +1,7 @@
 // Random tensors generated on the GPU with cuRAND's Philox generator.
-#ifdef EMBER_HAS_CUDA
 #include "framework/cuda/check.h"
 #include "framework/cuda/cuda.h"
+#include "framework/cuda/runtime_hooks.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace ember::cuda {
@@ -23,9 +23,8 @@ void check_float(DType dtype, const char* op) {
   EMBER_CHECK(is_floating(dtype), op, ": dtype must be float32 or float64, got ", dtype);
 }
 
-}  // namespace
 
-Tensor rand(const Shape& shape, DType dtype, uint64_t seed) {
+Tensor uniform(const Shape& shape, DType dtype, uint64_t seed) {
   check_float(dtype, "cuda::rand");
   Tensor t = empty(shape, dtype, Device::CUDA);
   if (t.numel() == 0) return t;
@@ -36,7 +35,7 @@ Tensor rand(const Shape& shape, DType dtype, uint64_t seed) {
   return 1.0 - t;
 }
 
-Tensor normal(const Shape& shape, double mean, double stddev, DType dtype, uint64_t seed) {
+Tensor gaussian(const Shape& shape, double mean, double stddev, DType dtype, uint64_t seed) {
   check_float(dtype, "cuda::normal");
   int64_t n = numel(shape);
   // cuRAND's normal generators fill an even count (they produce pairs), so draw into n rounded up.
@@ -51,7 +50,12 @@ Tensor normal(const Shape& shape, double mean, double stddev, DType dtype, uint6
   return buf.slice(0, 0, n).reshape(shape);
 }
 
-Tensor randn(const Shape& shape, DType dtype, uint64_t seed) { return normal(shape, 0.0, 1.0, dtype, seed); }
+const bool registered = [] {
+  runtime::rand.set(&uniform);
+  runtime::normal.set(&gaussian);
+  return true;
+}();
+
+}  // namespace
 
 }  // namespace ember::cuda
-#endif  // EMBER_HAS_CUDA

@@ -24,7 +24,6 @@ int64_t draw(const std::vector<double>& p, size_t nucleus, const std::vector<int
   return order[nucleus - 1];
 }
 
-#ifdef EMBER_CUDA
 // Logits on the GPU: the candidates are ordered there (topk for top-k, a full descending sort
 // otherwise) and the nucleus is found there (cumsum of the probabilities, in float64), so only
 // the tokens that can be drawn cross to the host, not the whole vocabulary.
@@ -46,7 +45,6 @@ int64_t sample_next_cuda(const Tensor& logits, const SamplingOptions& opt, Gener
   for (size_t i = 0; i < zs.size(); ++i) p[i] = std::exp((zs[i] - zs[0]) / opt.temperature);
   return draw(p, size_t(nucleus), order, gen);
 }
-#endif
 
 }  // namespace
 
@@ -56,9 +54,7 @@ int64_t sample_next(const Tensor& logits, const SamplingOptions& opt, Generator&
   EMBER_CHECK(opt.temperature >= 0 && opt.top_k >= 0 && opt.top_p > 0 && opt.top_p <= 1,
               "sample_next: temperature >= 0, top_k >= 0 and 0 < top_p <= 1 are required (got ", opt.temperature, ", ",
               opt.top_k, ", ", opt.top_p, ")");
-#ifdef EMBER_CUDA
   if (logits.device() == Device::CUDA) return sample_next_cuda(logits, opt, gen);
-#endif
   std::vector<double> z = logits.to_vector<double>();
   if (opt.temperature == 0.0) return int64_t(std::max_element(z.begin(), z.end()) - z.begin());
   std::vector<int64_t> order(z.size());

@@ -11,9 +11,7 @@
 #include "ops/op_list.h"
 #include "ops/attention/attention_internal.h"
 #include "ops/attention/cpu/kernels.h"
-#ifdef EMBER_HAS_CUDA
-#include "ops/attention/cuda/attention_cuda.h"
-#endif
+#include "ops/cuda_kernels.h"
 
 namespace ember {
 
@@ -94,9 +92,8 @@ cpu::attn::Problem<T> problem(const Tensor& q, const Tensor& k, const AttentionO
   return p;
 }
 
-#ifdef EMBER_HAS_CUDA
-cuda_attn::Dims cuda_dims(const Tensor& q, const Tensor& k, const AttentionOptions& opt) {
-  cuda_attn::Dims dm;
+cuda_kernels::AttentionDims cuda_dims(const Tensor& q, const Tensor& k, const AttentionOptions& opt) {
+  cuda_kernels::AttentionDims dm;
   dm.nq = q.size(-2);
   dm.nk = k.size(-2);
   dm.d = q.size(-1);
@@ -105,7 +102,6 @@ cuda_attn::Dims cuda_dims(const Tensor& q, const Tensor& k, const AttentionOptio
   dm.causal = opt.causal;
   return dm;
 }
-#endif
 
 // When t's rows of d elements are contiguous, d apart within each batch*head slice, and the slices
 // a uniform distance apart (at least a slice long), that distance; 0 otherwise. A KV cache's
@@ -142,21 +138,11 @@ AttentionForward forward_raw(const Tensor& q0, const Tensor& k0, const Tensor& v
   r.lse = empty(with(lead, {nq}), q.dtype(), q.device());
   Tensor p;
   if (opt.impl == AttentionImpl::Standard) p = empty(with(lead, {nq, nk}), q.dtype(), q.device());
-#ifdef EMBER_HAS_CUDA
   if (q.device() == Device::CUDA) {
-    cuda_attn::Dims dm = cuda_dims(q, k, opt);
-    EMBER_DISPATCH_FLOAT(q.dtype(), "attention", [&] {
-      auto* o = static_cast<scalar_t*>(r.out.raw_data());
-      auto* l = static_cast<scalar_t*>(r.lse.raw_data());
-      auto qp = static_cast<const scalar_t*>(q.raw_data()), kp = static_cast<const scalar_t*>(k.raw_data()),
-           vp = static_cast<const scalar_t*>(v.raw_data());
-      if (opt.impl == AttentionImpl::Flash) cuda_attn::flash_forward<scalar_t>(dm, qp, kp, vp, o, l);
-      else cuda_attn::standard_forward<scalar_t>(dm, qp, kp, vp, static_cast<scalar_t*>(p.raw_data()), o, l);
-    });
+    cuda_kernels::attention_forward(cuda_dims(q, k, opt), opt.impl == AttentionImpl::Flash, q, k, v, p, r.out, r.lse);
     if (keep_probs) r.probs = p;
     return r;
   }
-#endif
   check_cpu(q, "attention");
   (void)d;
   EMBER_DISPATCH_FLOAT(q.dtype(), "attention", [&] {
@@ -188,22 +174,11 @@ AttentionGrads backward_raw(const Tensor& q0, const Tensor& k0, const Tensor& v0
                    empty(v.shape(), v.dtype(), v.device())};
   Tensor ds;
   if (opt.impl == AttentionImpl::Standard) ds = empty(aux.shape(), q.dtype(), q.device());
-#ifdef EMBER_HAS_CUDA
   if (q.device() == Device::CUDA) {
-    cuda_attn::Dims dm = cuda_dims(q, k, opt);
-    EMBER_DISPATCH_FLOAT(q.dtype(), "attention backward", [&] {
-      using P = const scalar_t*;
-      P qp = static_cast<P>(q.raw_data()), kp = static_cast<P>(k.raw_data()), vp = static_cast<P>(v.raw_data()),
-        op = static_cast<P>(out.raw_data()), ap = static_cast<P>(aux.raw_data()), dop = static_cast<P>(dout.raw_data());
-      auto* dq = static_cast<scalar_t*>(g.dq.raw_data());
-      auto* dk = static_cast<scalar_t*>(g.dk.raw_data());
-      auto* dv = static_cast<scalar_t*>(g.dv.raw_data());
-      if (opt.impl == AttentionImpl::Flash) cuda_attn::flash_backward<scalar_t>(dm, qp, kp, vp, op, ap, dop, dq, dk, dv);
-      else cuda_attn::standard_backward<scalar_t>(dm, qp, kp, vp, op, ap, dop, static_cast<scalar_t*>(ds.raw_data()), dq, dk, dv);
-    });
+    cuda_kernels::attention_backward(cuda_dims(q, k, opt), opt.impl == AttentionImpl::Flash, q, k, v, out, aux, dout, ds,
+                                     g.dq, g.dk, g.dv);
     return g;
   }
-#endif
   check_cpu(q, "attention backward");
   EMBER_DISPATCH_FLOAT(q.dtype(), "attention backward", [&] {
     auto pr = problem<scalar_t>(q, k, opt);

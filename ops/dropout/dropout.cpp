@@ -7,22 +7,14 @@
 #include "ops/op_list.h"
 #include "ops/dropout/cpu/dropout_kernels.h"
 #include "ops/elementwise/elementwise.h"
+#include "ops/cuda_kernels.h"
 
 namespace ember {
-
-#ifdef EMBER_CUDA
-namespace cuda {
-// ops/dropout/cuda/dropout.cu; the same mask as the CPU for the same seed (dropout_keep).
-Tensor dropout(const Tensor& x, double p, uint64_t seed, Tensor* mask);
-}  // namespace cuda
-#endif
 
 namespace {
 
 Tensor dropout_kernel(const Tensor& x, double p, uint64_t seed, Tensor* mask) {
-#ifdef EMBER_CUDA
-  if (x.device() == Device::CUDA) return cuda::dropout(x, p, seed, mask);
-#endif
+  if (x.device() == Device::CUDA) return cuda_kernels::dropout(x, p, seed, mask);
   check_cpu(x, "dropout");
   return cpu::dropout(x, p, seed, mask);
 }

@@ -7,16 +7,9 @@
 #include "ops/elementwise/cpu/loops.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/reduce/reduce.h"
+#include "ops/cuda_kernels.h"
 
 namespace ember {
-
-#ifdef EMBER_CUDA
-namespace cuda {
-Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const Shape& shape);  // cuda/binary.cu
-Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, const Shape& shape);
-Tensor cast(const Tensor& x, DType dtype);
-}  // namespace cuda
-#endif
 
 namespace {
 
@@ -47,9 +40,7 @@ Tensor binary_cpu(BinaryOp op, const Tensor& a, const Tensor& b, const Shape& sh
 
 Tensor binary_kernel(BinaryOp op, const Tensor& a, const Tensor& b) {
   Shape shape = broadcast_shapes(a.shape(), b.shape(), binary_name(op));
-#ifdef EMBER_CUDA
-  if (a.device() == Device::CUDA) return cuda::binary(op, a, b, shape);
-#endif
+  if (a.device() == Device::CUDA) return cuda_kernels::binary(op, a, b, shape);
   return EMBER_DISPATCH_ALL(a.dtype(), binary_name(op), [&] {
     return binary_cpu<scalar_t>(op, a, b, shape);
   });
@@ -74,9 +65,7 @@ template <class Vjp, class Jvp>
 Primitive<> binary_primitive(BinaryOp op, std::vector<int> saved, bool saves_ans, Vjp vjp, Jvp jvp) {
   Primitive<> p(binary_name(op));
   p.cpu([op](const Args& x, const NoAttrs&) { return binary_kernel(op, x[0], x[1]); })
-#ifdef EMBER_CUDA
       .cuda([op](const Args& x, const NoAttrs&) { return binary_kernel(op, x[0], x[1]); })
-#endif
       .dtypes({DType::Float32, DType::Float64, DType::Int64})
       .saves(saved, saves_ans)
       .vjp([vjp](const Tensor& g, const OpCall<>& c) {
@@ -94,9 +83,7 @@ Primitive<> binary_primitive(BinaryOp op, std::vector<int> saved, bool saves_ans
 
 Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b) {
   Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
-#ifdef EMBER_CUDA
-  if (a.device() == Device::CUDA) return cuda::where(cond, a, b, shape);
-#endif
+  if (a.device() == Device::CUDA) return cuda_kernels::where(cond, a, b, shape);
   // Nonzero means true, decided in the condition's own dtype: a plain cast to the data's dtype would
   // turn 0.5 into int64 0, or 1e-50 into float32 0, and make those conditions false.
   Tensor c = cond.detach();
@@ -120,9 +107,7 @@ Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b) {
 }
 
 Tensor cast_kernel(const Tensor& x, DType dtype) {
-#ifdef EMBER_CUDA
-  if (x.device() == Device::CUDA) return cuda::cast(x, dtype);
-#endif
+  if (x.device() == Device::CUDA) return cuda_kernels::cast(x, dtype);
   check_cpu(x, "cast");
   return EMBER_DISPATCH_ALL(x.dtype(), "cast", [&] {
     using In = scalar_t;
@@ -206,9 +191,7 @@ struct BinaryPrims {
   // where(cond, a, b): cond (input 0) carries no gradient.
   Primitive<> where = Primitive<>("where")
                           .cpu([](const Args& x, const NoAttrs&) { return where_kernel(x[0], x[1], x[2]); })
-#ifdef EMBER_CUDA
                           .cuda([](const Args& x, const NoAttrs&) { return where_kernel(x[0], x[1], x[2]); })
-#endif
                           .saves({0}, false)
                           .vjp([](const Tensor& g, const OpCall<>& c) {
                             Tensor z = zeros({}, g.dtype(), g.device());
@@ -224,9 +207,7 @@ struct BinaryPrims {
                           });
   Primitive<CastAttrs> cast = Primitive<CastAttrs>("cast")
                                   .cpu([](const Args& x, const CastAttrs& a) { return cast_kernel(x[0], a.to); })
-#ifdef EMBER_CUDA
                                   .cuda([](const Args& x, const CastAttrs& a) { return cast_kernel(x[0], a.to); })
-#endif
                                   .saves({}, false)
                                   .vjp([](const Tensor& g, const OpCall<CastAttrs>& c) {
                                     return Grads{ember::cast(g, c.in_dtype(0))};

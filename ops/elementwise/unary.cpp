@@ -8,14 +8,9 @@
 #include "ops/elementwise/cpu/unary_avx2.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/elementwise/unary_kinds.h"
+#include "ops/cuda_kernels.h"
 
 namespace ember {
-
-#ifdef EMBER_CUDA
-namespace cuda {
-Tensor unary(UnaryOp op, const Tensor& x);  // ops/elementwise/cuda/unary.cu
-}
-#endif
 
 namespace {
 // One loop instantiation per op, so that the compiler can vectorise each.
@@ -43,9 +38,7 @@ Tensor unary_cpu(UnaryOp op, const Tensor& x) {
 }  // namespace
 
 Tensor unary_kernel(UnaryOp op, const Tensor& x) {
-#ifdef EMBER_CUDA
-  if (x.device() == Device::CUDA) return cuda::unary(op, x);
-#endif
+  if (x.device() == Device::CUDA) return cuda_kernels::unary(op, x);
   check_cpu(x, "unary op");
   return EMBER_DISPATCH_FLOAT(x.dtype(), "unary op", [&] {
     return unary_cpu<scalar_t>(op, x);
@@ -62,9 +55,7 @@ using Deriv = Tensor (*)(const Tensor& x, const Tensor& y);
 Primitive<> unary_primitive(const char* name, UnaryOp op, unsigned reads, Deriv deriv) {
   Primitive<> p(name);
   p.cpu([op](const Args& a, const NoAttrs&) { return unary_kernel(op, a[0]); })
-#ifdef EMBER_CUDA
-      .cuda([op](const Args& a, const NoAttrs&) { return cuda::unary(op, a[0]); })
-#endif
+      .cuda([op](const Args& a, const NoAttrs&) { return cuda_kernels::unary(op, a[0]); })
       .saves(reads & kX ? std::vector<int>{0} : std::vector<int>{}, reads & kY)
       .vjp([deriv](const Tensor& g, const OpCall<>& c) { return Grads{g * deriv(c.in[0], c.out)}; })
       .jvp([deriv](const Args& t, const OpCall<>& c) { return t[0] * deriv(c.in[0], c.out); });

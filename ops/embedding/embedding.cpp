@@ -6,15 +6,9 @@
 #include "framework/autograd/primitive.h"
 #include "ops/op_list.h"
 #include "ops/embedding/cpu/embedding_kernels.h"
+#include "ops/cuda_kernels.h"
 
 namespace ember {
-
-#ifdef EMBER_CUDA
-namespace cuda {
-Tensor embedding(const Tensor& weight, const Tensor& ids);  // ops/embedding/cuda/embedding.cu
-Tensor embedding_backward(const Tensor& g, const Tensor& ids, int64_t num_embeddings);
-}  // namespace cuda
-#endif
 
 namespace {
 
@@ -25,17 +19,13 @@ void check_ids(const char* op, const Tensor& ids, const Tensor& other) {
 }
 
 Tensor embedding_kernel(const Tensor& weight, const Tensor& ids) {
-#ifdef EMBER_CUDA
-  if (weight.device() == Device::CUDA) return cuda::embedding(weight, ids);
-#endif
+  if (weight.device() == Device::CUDA) return cuda_kernels::embedding(weight, ids);
   check_cpu(weight, "embedding");
   return cpu::embedding(weight, ids);
 }
 
 Tensor embedding_backward_kernel(const Tensor& g, const Tensor& ids, int64_t v) {
-#ifdef EMBER_CUDA
-  if (g.device() == Device::CUDA) return cuda::embedding_backward(g, ids, v);
-#endif
+  if (g.device() == Device::CUDA) return cuda_kernels::embedding_backward(g, ids, v);
   check_cpu(g, "embedding_backward");
   return cpu::embedding_backward(g, ids, v);
 }

@@ -9,15 +9,9 @@
 #include "ops/loss/cpu/cross_entropy_kernels.h"
 #include "ops/reduce/reduce.h"
 #include "ops/softmax/softmax.h"
+#include "ops/cuda_kernels.h"
 
 namespace ember {
-
-#ifdef EMBER_CUDA
-namespace cuda {
-// ops/loss/cuda/cross_entropy.cu; targets on the logits' device, checked to lie in [0, C).
-Tensor cross_entropy(const Tensor& logits, const Tensor& targets);
-}  // namespace cuda
-#endif
 
 namespace {
 
@@ -38,9 +32,7 @@ void check_args(const Tensor& logits, const Tensor& targets) {
 }
 
 Tensor cross_entropy_kernel(const Tensor& logits, const Tensor& targets) {
-#ifdef EMBER_CUDA
-  if (logits.device() == Device::CUDA) return cuda::cross_entropy(logits, targets);
-#endif
+  if (logits.device() == Device::CUDA) return cuda_kernels::cross_entropy(logits, targets);
   check_cpu(logits, "cross_entropy");
   return cpu::cross_entropy(logits, targets);
 }

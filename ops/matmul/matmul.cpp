@@ -9,14 +9,9 @@
 #include "ops/matmul/cpu/kernels.h"
 #include "ops/reduce/reduce.h"
 #include "ops/shape/shape_ops.h"
+#include "ops/cuda_kernels.h"
 
 namespace ember {
-
-#ifdef EMBER_CUDA
-namespace cuda {
-Tensor matmul(const Tensor& a, const Tensor& b, const Shape& batch, const MatmulOptions& opt);  // cuda/matmul.cu
-}
-#endif
 
 namespace {
 thread_local MatmulImpl t_default_impl = MatmulImpl::Auto;
@@ -92,9 +87,7 @@ Tensor matmul_cpu(const Tensor& a, const Tensor& b, const Shape& batch, const Ma
 Tensor matmul_run(const Tensor& a, const Tensor& b, MatmulOptions o) {
   Shape abatch(a.shape().begin(), a.shape().end() - 2), bbatch(b.shape().begin(), b.shape().end() - 2);
   Shape batch = broadcast_shapes(abatch, bbatch, "matmul");
-#ifdef EMBER_CUDA
-  if (a.device() == Device::CUDA) return cuda::matmul(a, b, batch, o);
-#endif
+  if (a.device() == Device::CUDA) return cuda_kernels::matmul(a, b, batch, o);
   return matmul_cpu(a, b, batch, o);
 }
 
@@ -118,14 +111,10 @@ MatmulOp matmul_primitive() {
   MatmulOp p("matmul");
   p.cpu(auto_kernel).cuda(auto_kernel);
   for (MatmulImpl i : {MatmulImpl::Naive, MatmulImpl::Blocked, MatmulImpl::Packed}) p.variant(Device::CPU, name(i), with(i));
-#ifdef EMBER_BLAS_PEER
   p.variant(Device::CPU, name(MatmulImpl::Blas), with(MatmulImpl::Blas));
-#endif
-#ifdef EMBER_CUDA
   for (MatmulImpl i : {MatmulImpl::Naive, MatmulImpl::Tiled, MatmulImpl::RegisterTiled, MatmulImpl::Cublas,
                        MatmulImpl::CublasTF32})
     p.variant(Device::CUDA, name(i), with(i));
-#endif
   p.choose([](const Args&, const MatmulOptions& opt) -> const char* {
      MatmulImpl impl = opt.impl == MatmulImpl::Auto ? default_matmul_impl() : opt.impl;
      return impl == MatmulImpl::Auto ? nullptr : name(impl);

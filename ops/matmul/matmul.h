@@ -13,7 +13,7 @@ enum class MatmulImpl {
   Naive,          // CPU: the i-j-k triple loop; CUDA: one thread per output, global memory only
   Blocked,        // CPU: cache blocking with block sizes from MatmulOptions
   Packed,         // CPU: packed panels and a SIMD register micro-kernel, multi-threaded
-  Blas,           // CPU peer: OpenBLAS cblas_sgemm (only when built with EMBER_BLAS_PEER)
+  Blas,           // CPU peer: OpenBLAS cblas_sgemm (opened at run time where OpenBLAS is installed)
   Tiled,          // CUDA: TILE x TILE tiles staged in __shared__ memory
   RegisterTiled,  // CUDA: each thread computes a small register block of C
   Cublas,         // CUDA: cublasSgemm / cublasDgemm

@@ -15,15 +15,9 @@
 #include "ops/elementwise/elementwise.h"
 #include "ops/norm/cpu/layer_norm_kernels.h"
 #include "ops/reduce/reduce.h"
+#include "ops/cuda_kernels.h"
 
 namespace ember {
-
-#ifdef EMBER_CUDA
-namespace cuda {
-// ops/norm/cuda/layer_norm.cu; same contract as cpu::layer_norm (mean / rstd may be null).
-Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, Tensor* mean, Tensor* rstd);
-}  // namespace cuda
-#endif
 
 namespace {
 
@@ -46,9 +40,7 @@ void check_args(const Tensor& x, const Tensor& weight, const Tensor& bias, doubl
 }
 
 Tensor layer_norm_kernel(const Tensor& x, const Tensor& w, const Tensor& b, double eps, Tensor* mean, Tensor* rstd) {
-#ifdef EMBER_CUDA
-  if (x.device() == Device::CUDA) return cuda::layer_norm(x, w, b, eps, mean, rstd);
-#endif
+  if (x.device() == Device::CUDA) return cuda_kernels::layer_norm(x, w, b, eps, mean, rstd);
   check_cpu(x, "layer_norm");
   return cpu::layer_norm(x, w, b, eps, mean, rstd);
 }

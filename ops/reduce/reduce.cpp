@@ -10,15 +10,9 @@
 #include "ops/elementwise/elementwise.h"
 #include "ops/reduce/reduce.h"
 #include "ops/shape/shape_ops.h"
+#include "ops/cuda_kernels.h"
 
 namespace ember {
-
-#ifdef EMBER_CUDA
-namespace cuda {
-Tensor sum_dim(const Tensor& x, int64_t outer, int64_t r, int64_t inner);  // cuda/reduce.cu
-Tensor max_dim(const Tensor& x, int64_t outer, int64_t r, int64_t inner, bool want_index);
-}  // namespace cuda
-#endif
 
 namespace {
 
@@ -70,9 +64,7 @@ Tensor sum_block(const Tensor& x, int64_t d0, int64_t d1) {
   for (int64_t i = d1; i < int64_t(s.size()); ++i) inner *= s[size_t(i)];
   Shape os = s;
   for (int64_t i = d0; i < d1; ++i) os[size_t(i)] = 1;
-#ifdef EMBER_CUDA
-  if (x.device() == Device::CUDA) return cuda::sum_dim(x, outer, r, inner).reshape(os);
-#endif
+  if (x.device() == Device::CUDA) return cuda_kernels::sum_dim(x, outer, r, inner).reshape(os);
   Tensor out = empty(os, x.dtype());
   EMBER_DISPATCH_ALL(x.dtype(), "sum", [&] {
     const scalar_t* in = x.data<scalar_t>();
@@ -137,17 +129,11 @@ struct ReduceAttrs {
 };
 
 std::pair<Tensor, Tensor> max_kernel(const Tensor& x_in, int64_t d, const char* op);
-#ifdef EMBER_CUDA
 Tensor max_cuda(const Tensor& x_in, int64_t d, bool want_index, const char* op);
-#endif
 
 Tensor max_values(const Tensor& x, const ReduceAttrs& a) {
   int64_t d = a.dims[0];
-#ifdef EMBER_CUDA
   Tensor v = x.device() == Device::CUDA ? max_cuda(x, d, false, "max") : max_kernel(x, d, "max").first;
-#else
-  Tensor v = max_kernel(x, d, "max").first;
-#endif
   return a.keepdim ? v : v.squeeze(d);
 }
 
@@ -261,7 +247,6 @@ std::pair<Tensor, Tensor> max_kernel(const Tensor& x_in, int64_t d, const char* 
   });
   return {vals, idx};
 }
-#ifdef EMBER_CUDA
 // Max values or argmax indices along d of a CUDA tensor, keepdim shape.
 Tensor max_cuda(const Tensor& x_in, int64_t d, bool want_index, const char* op = "max") {
   Tensor x = x_in.contiguous();
@@ -272,9 +257,8 @@ Tensor max_cuda(const Tensor& x_in, int64_t d, bool want_index, const char* op =
   for (int64_t i = d + 1; i < int64_t(s.size()); ++i) inner *= s[size_t(i)];
   Shape os = s;
   os[size_t(d)] = 1;
-  return cuda::max_dim(x, outer, r, inner, want_index).reshape(os);
+  return cuda_kernels::max_dim(x, outer, r, inner, want_index).reshape(os);
 }
-#endif
 }  // namespace
 
 Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
@@ -295,12 +279,10 @@ Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
   EMBER_CHECK(x.defined() && x.dim() > 0, "argmax: input must be defined and at least 1-d");
   int64_t d = wrap_dim(dim, x.dim(), "argmax");
   Tensor raw = x.detach();
-#ifdef EMBER_CUDA
   if (raw.device() == Device::CUDA) {
     Tensor i = max_cuda(raw, d, true, "argmax");
     return keepdim ? i : i.squeeze(d);
   }
-#endif
   Tensor i = max_kernel(raw, d, "argmax").second;
   if (!keepdim) i = i.squeeze(d);
   return i;

@@ -7,29 +7,22 @@
 #include "ops/select/cpu/select_cpu.h"
 #include "ops/select/select.h"
 #include "ops/shape/shape_ops.h"
+#include "ops/cuda_kernels.h"
 
 namespace ember {
-
-#ifdef EMBER_CUDA
-namespace cuda {
-Tensor scan_rows(const Tensor& x, bool reverse);  // ops/select/cuda/scan.cu
-}
-#endif
 
 namespace {
 
 Tensor scan_kernel(const Tensor& x, int64_t dim, bool reverse) {
   if (x.numel() == 0) return empty(x.shape(), x.dtype(), x.device());
-#ifdef EMBER_CUDA
   if (x.device() == Device::CUDA) {
     // The device scan runs over contiguous rows: move dim last, scan, move it back.
     int64_t last = x.dim() - 1, n = x.size(dim);
     Tensor xt = dim == last ? x : x.transpose(dim, last);
     Tensor rows = (xt.is_contiguous() ? xt : contiguous_kernel(xt)).view({xt.numel() / n, n});
-    Tensor out = cuda::scan_rows(rows, reverse).view(xt.shape());
+    Tensor out = cuda_kernels::scan_rows(rows, reverse).view(xt.shape());
     return dim == last ? out : contiguous_kernel(out.transpose(dim, last));
   }
-#endif
   check_cpu(x, reverse ? "cumsum_reverse" : "cumsum");
   return cpu::scan(x, dim, reverse);
 }

@@ -46,5 +46,3 @@ EMBER_HD inline typename KeyOf<T>::type order_key(T v, bool largest) {
 }
 
 }  // namespace ember::select
-
-#undef EMBER_HD

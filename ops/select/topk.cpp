@@ -11,14 +11,9 @@
 #include "ops/select/cpu/select_cpu.h"
 #include "ops/select/select.h"
 #include "ops/shape/shape_ops.h"
+#include "ops/cuda_kernels.h"
 
 namespace ember {
-
-#ifdef EMBER_CUDA
-namespace cuda {
-TopK topk_rows(const Tensor& x, int64_t k, bool largest);  // ops/select/cuda/topk.cu
-}
-#endif
 
 namespace {
 
@@ -30,9 +25,7 @@ TopK topk_kernel(const Tensor& x, int64_t k, bool largest) {
   if (k == 0 || x.numel() == 0) return {empty(out_shape, x.dtype(), x.device()), empty(out_shape, DType::Int64, x.device())};
   Tensor rows = (x.is_contiguous() ? x : contiguous_kernel(x)).view({x.numel() / n, n});
   TopK r;
-#ifdef EMBER_CUDA
-  if (x.device() == Device::CUDA) r = cuda::topk_rows(rows, k, largest);
-#endif
+  if (x.device() == Device::CUDA) r = cuda_kernels::topk_rows(rows, k, largest);
   if (!r.values.defined()) {
     check_cpu(x, "topk");
     r = cpu::topk_rows(rows, k, largest);

@@ -6,23 +6,16 @@
 #include "framework/strided.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/shape/shape_ops.h"
+#include "ops/cuda_kernels.h"
 
 namespace ember {
-
-#ifdef EMBER_CUDA
-namespace cuda {
-void copy_strided(const Tensor& dst, const Tensor& src);  // ops/shape/cuda/copy.cu
-}
-#endif
 
 // dst[...] = src[...] elementwise; same shape and dtype, any strides.
 void copy_strided(const Tensor& dst, const Tensor& src) {
   EMBER_CHECK(dst.shape() == src.shape() && dst.dtype() == src.dtype() && dst.device() == src.device(),
               "copy_strided: mismatched tensors ", dst.dtype(), to_string(dst.shape()), " and ", src.dtype(),
               to_string(src.shape()));
-#ifdef EMBER_CUDA
-  if (dst.device() == Device::CUDA) return cuda::copy_strided(dst, src);
-#endif
+  if (dst.device() == Device::CUDA) return cuda_kernels::copy_strided(dst, src);
   if (dst.is_contiguous() && src.is_contiguous()) {
     std::memcpy(dst.raw_data(), src.raw_data(), size_t(src.numel()) * itemsize(src.dtype()));
     return;

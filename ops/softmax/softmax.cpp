@@ -12,16 +12,9 @@
 #include "ops/elementwise/elementwise.h"
 #include "ops/reduce/reduce.h"
 #include "ops/softmax/cpu/softmax_kernels.h"
+#include "ops/cuda_kernels.h"
 
 namespace ember {
-
-#ifdef EMBER_CUDA
-namespace cuda {
-Tensor softmax(const Tensor& x, int64_t dim);  // ops/softmax/cuda/softmax.cu; dim wrapped, result contiguous
-Tensor log_softmax(const Tensor& x, int64_t dim);
-Tensor logsumexp(const Tensor& x, int64_t dim);  // keeps dim with size 1
-}  // namespace cuda
-#endif
 
 namespace {
 
@@ -46,24 +39,13 @@ using DimCall = OpCall<DimAttrs>;
 using DimOp = Primitive<DimAttrs>;
 
 // A row op with one kernel per device (CPU and CUDA take the same arguments).
-template <Tensor (*Cpu)(const Tensor&, int64_t)
-#ifdef EMBER_CUDA
-          , Tensor (*Cuda)(const Tensor&, int64_t)
-#endif
-          >
+template <Tensor (*Cpu)(const Tensor&, int64_t), BackendHook<Tensor(const Tensor&, int64_t)>& Cuda>
 DimOp row_op(const char* name) {
   return DimOp(name)
       .cpu([](const Args& x, const DimAttrs& a) { return KernelOut(Cpu(x[0], a.dim)); })
-#ifdef EMBER_CUDA
-      .cuda([](const Args& x, const DimAttrs& a) { return KernelOut(Cuda(x[0], a.dim)); })
-#endif
-      ;
+      .cuda([](const Args& x, const DimAttrs& a) { return KernelOut(Cuda(x[0], a.dim)); });
 }
-#ifdef EMBER_CUDA
-#define EMBER_ROW_OP(name) row_op<cpu::name, cuda::name>(#name)
-#else
-#define EMBER_ROW_OP(name) row_op<cpu::name>(#name)
-#endif
+#define EMBER_ROW_OP(name) row_op<cpu::name, cuda_kernels::name>(#name)
 
 struct SoftmaxPrims {
   DimOp softmax = EMBER_ROW_OP(softmax)
@@ -88,9 +70,7 @@ struct SoftmaxPrims {
   DimOp logsumexp =
       DimOp("logsumexp")
           .cpu([](const Args& x, const DimAttrs& a) { return logsumexp_kernel(x[0], a); })
-#ifdef EMBER_CUDA
           .cuda([](const Args& x, const DimAttrs& a) { return logsumexp_kernel(x[0], a); })
-#endif
           .saves({0}, false)
           .vjp([](const Tensor& g, const DimCall& c) {
             int64_t d = c.attrs.dim;
@@ -101,11 +81,7 @@ struct SoftmaxPrims {
           });
 
   static KernelOut logsumexp_kernel(const Tensor& x, const DimAttrs& a) {
-#ifdef EMBER_CUDA
-    Tensor y = x.device() == Device::CUDA ? cuda::logsumexp(x, a.dim) : cpu::logsumexp(x, a.dim);
-#else
-    Tensor y = cpu::logsumexp(x, a.dim);
-#endif
+    Tensor y = x.device() == Device::CUDA ? cuda_kernels::logsumexp(x, a.dim) : cpu::logsumexp(x, a.dim);
     return a.keepdim ? y : y.squeeze(a.dim);
   }
 };

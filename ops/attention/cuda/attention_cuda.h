@@ -4,13 +4,11 @@
 #pragma once
 #include <cstdint>
 
+#include "ops/cuda_kernels.h"
+
 namespace ember::cuda_attn {
 
-struct Dims {
-  int64_t bh = 1, nq = 0, nk = 0, d = 0;
-  double scale = 1;
-  bool causal = false;
-};
+using Dims = cuda_kernels::AttentionDims;
 
 // True when a CUDA device can be used; any CUDA error (no driver, no device) means false.
 bool available();

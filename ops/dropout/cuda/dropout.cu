@@ -3,6 +3,7 @@
 // ops/dropout/keep_mask.h, so the GPU drops exactly the elements the CPU drops for a seed.
 #include "framework/cuda/indexing.cuh"
 #include "ops/dropout/keep_mask.h"
+#include "ops/cuda_kernels.h"
 
 namespace ember::cuda {
 namespace {
@@ -33,5 +34,13 @@ Tensor dropout(const Tensor& x_in, double p, uint64_t seed, Tensor* mask) {
   EMBER_CUDA_CHECK_LAUNCH();
   return out;
 }
+
+// Fills the hooks that the ops call (ops/cuda_kernels.h) when libember_cuda.so is loaded.
+namespace {
+const bool registered = [] {
+  cuda_kernels::dropout.set(&dropout);
+  return true;
+}();
+}  // namespace
 
 }  // namespace ember::cuda

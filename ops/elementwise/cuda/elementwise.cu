@@ -10,6 +10,7 @@
 #include "framework/tensor.h"
 #include "ops/elementwise/binary_kinds.h"
 #include "ops/elementwise/unary_kinds.h"
+#include "ops/cuda_kernels.h"
 
 namespace ember::cuda {
 namespace {
@@ -179,5 +180,16 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, const Shape& 
   EMBER_CUDA_CHECK_LAUNCH();
   return out;
 }
+
+// Fills the hooks that the ops call (ops/cuda_kernels.h) when libember_cuda.so is loaded.
+namespace {
+const bool registered = [] {
+  cuda_kernels::unary.set(&unary);
+  cuda_kernels::binary.set(&binary);
+  cuda_kernels::cast.set(&cast);
+  cuda_kernels::where.set(&where);
+  return true;
+}();
+}  // namespace
 
 }  // namespace ember::cuda

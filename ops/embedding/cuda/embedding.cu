@@ -4,6 +4,7 @@
 // The scatter-add uses atomicAdd, so with repeated ids the float summation order, and hence the
 // last bits of the gradient, may vary from run to run (the CPU's does not).
 #include "framework/cuda/indexing.cuh"
+#include "ops/cuda_kernels.h"
 
 namespace ember::cuda {
 namespace {
@@ -83,5 +84,14 @@ Tensor embedding_backward(const Tensor& g_in, const Tensor& ids_in, int64_t num_
   raise_bad_id(bad, ids, num_embeddings, "embedding_backward");
   return out;
 }
+
+// Fills the hooks that the ops call (ops/cuda_kernels.h) when libember_cuda.so is loaded.
+namespace {
+const bool registered = [] {
+  cuda_kernels::embedding.set(&embedding);
+  cuda_kernels::embedding_backward.set(&embedding_backward);
+  return true;
+}();
+}  // namespace
 
 }  // namespace ember::cuda

@@ -4,6 +4,7 @@
 // double; the row losses are then summed by the deterministic block reduction of sum().
 #include "framework/cuda/indexing.cuh"
 #include "ops/softmax/cuda/max_sum.cuh"
+#include "ops/cuda_kernels.h"
 
 namespace ember::cuda {
 
@@ -69,5 +70,13 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets_in) {
   EMBER_CUDA_CHECK_LAUNCH();
   return out;
 }
+
+// Fills the hooks that the ops call (ops/cuda_kernels.h) when libember_cuda.so is loaded.
+namespace {
+const bool registered = [] {
+  cuda_kernels::cross_entropy.set(&cross_entropy);
+  return true;
+}();
+}  // namespace
 
 }  // namespace ember::cuda

@@ -25,7 +25,7 @@ CpuIsa best_cpu_isa();  // the best one this CPU (and OS) supports, detected onc
 void gemm_packed(const GemmArgs& g);
 void gemm_packed(const GemmArgs& g, CpuIsa isa);
 
-// OpenBLAS's cblas_sgemm/dgemm; ember::Error when Ember was built without EMBER_BLAS_PEER.
+// OpenBLAS's cblas_sgemm/dgemm, opened at run time; ember::Error where OpenBLAS is not installed.
 void gemm_blas(const GemmArgs& g);
 bool blas_available();
 // "OpenBLAS 0.3.21 ... / core Haswell / threads 2" when available, "" otherwise.

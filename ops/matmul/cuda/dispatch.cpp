@@ -1,7 +1,7 @@
 // matmul on CUDA tensors: picks the variant, maps Ember's strided (batched) operands onto it, and
 // runs cuBLAS for the Cublas and CublasTF32 variants. Host code only; the kernels are in
 // study_kernels.cu.
-#ifdef EMBER_CUDA
+
 #include <algorithm>
 #include <climits>
 #include <type_traits>
@@ -9,6 +9,7 @@
 
 #include "framework/cuda/check.h"
 #include "ops/matmul/cuda/gemm.h"
+#include "ops/cuda_kernels.h"
 
 namespace ember::cuda {
 namespace {
@@ -178,5 +179,13 @@ Tensor matmul(const Tensor& a, const Tensor& b, const Shape& batch, const Matmul
   return EMBER_DISPATCH_FLOAT(a.dtype(), "matmul", [&] { return matmul_typed<scalar_t>(a, b, batch, opt); });
 }
 
+// Fills the hooks that the ops call (ops/cuda_kernels.h) when libember_cuda.so is loaded.
+namespace {
+const bool registered = [] {
+  cuda_kernels::matmul.set(&matmul);
+  return true;
+}();
+}  // namespace
+
 }  // namespace ember::cuda
-#endif  // EMBER_CUDA
+

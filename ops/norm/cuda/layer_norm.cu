@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "framework/cuda/indexing.cuh"
+#include "ops/cuda_kernels.h"
 
 namespace ember::cuda {
 namespace {
@@ -76,5 +77,13 @@ Tensor layer_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, 
   EMBER_CUDA_CHECK_LAUNCH();
   return out;
 }
+
+// Fills the hooks that the ops call (ops/cuda_kernels.h) when libember_cuda.so is loaded.
+namespace {
+const bool registered = [] {
+  cuda_kernels::layer_norm.set(&layer_norm);
+  return true;
+}();
+}  // namespace
 
 }  // namespace ember::cuda

@@ -9,6 +9,7 @@
 
 #include "framework/cuda/indexing.cuh"
 #include "framework/tensor.h"
+#include "ops/cuda_kernels.h"
 
 namespace ember::cuda {
 namespace {
@@ -137,5 +138,14 @@ Tensor max_dim(const Tensor& x, int64_t outer, int64_t r, int64_t inner, bool wa
   EMBER_CUDA_CHECK_LAUNCH();
   return out;
 }
+
+// Fills the hooks that the ops call (ops/cuda_kernels.h) when libember_cuda.so is loaded.
+namespace {
+const bool registered = [] {
+  cuda_kernels::sum_dim.set(&sum_dim);
+  cuda_kernels::max_dim.set(&max_dim);
+  return true;
+}();
+}  // namespace
 
 }  // namespace ember::cuda

@@ -12,6 +12,7 @@
 
 #include "framework/cuda/indexing.cuh"
 #include "ops/select/cuda/thrust_policy.cuh"
+#include "ops/cuda_kernels.h"
 
 namespace ember::cuda {
 namespace {
@@ -63,5 +64,13 @@ Tensor scan_rows(const Tensor& x, bool reverse) {
   EMBER_DISPATCH_FLOAT(x.dtype(), "cumsum", [&] { scan_typed<scalar_t>(x, reverse, out); });
   return out;
 }
+
+// Fills the hooks that the ops call (ops/cuda_kernels.h) when libember_cuda.so is loaded.
+namespace {
+const bool registered = [] {
+  cuda_kernels::scan_rows.set(&scan_rows);
+  return true;
+}();
+}  // namespace
 
 }  // namespace ember::cuda

@@ -19,6 +19,7 @@
 #include "ops/select/cuda/thrust_policy.cuh"
 #include "ops/select/order_key.h"
 #include "ops/select/select.h"
+#include "ops/cuda_kernels.h"
 
 namespace ember::cuda {
 namespace {
@@ -80,5 +81,13 @@ TopK topk_rows(const Tensor& x, int64_t k, bool largest) {
   EMBER_DISPATCH_FLOAT(x.dtype(), "topk", [&] { topk_typed<scalar_t>(x, k, largest, out); });
   return out;
 }
+
+// Fills the hooks that the ops call (ops/cuda_kernels.h) when libember_cuda.so is loaded.
+namespace {
+const bool registered = [] {
+  cuda_kernels::topk_rows.set(&topk_rows);
+  return true;
+}();
+}  // namespace
 
 }  // namespace ember::cuda

@@ -3,6 +3,8 @@
 // fill, which Tensor::fill_ and full() use for CUDA tensors.
 #include "framework/cuda/indexing.cuh"
 #include "framework/tensor.h"
+#include "framework/cuda/runtime_hooks.h"
+#include "ops/cuda_kernels.h"
 
 namespace ember::cuda {
 namespace {
@@ -58,5 +60,14 @@ void copy_strided(const Tensor& dst, const Tensor& src) {
   });
   EMBER_CUDA_CHECK_LAUNCH();
 }
+
+// Fills the hooks that the ops call (ops/cuda_kernels.h) when libember_cuda.so is loaded.
+namespace {
+const bool registered = [] {
+  runtime::fill.set(&fill);
+  cuda_kernels::copy_strided.set(&copy_strided);
+  return true;
+}();
+}  // namespace
 
 }  // namespace ember::cuda

@@ -6,6 +6,7 @@
 // neighbouring threads on neighbouring columns (coalesced).
 #include "framework/cuda/indexing.cuh"
 #include "ops/softmax/cuda/max_sum.cuh"
+#include "ops/cuda_kernels.h"
 
 namespace ember::cuda {
 namespace {
@@ -81,5 +82,15 @@ Tensor run(const Tensor& x_in, int64_t dim, Kind kind, const char* op) {
 Tensor softmax(const Tensor& x, int64_t dim) { return run(x, dim, Kind::Softmax, "softmax"); }
 Tensor log_softmax(const Tensor& x, int64_t dim) { return run(x, dim, Kind::LogSoftmax, "log_softmax"); }
 Tensor logsumexp(const Tensor& x, int64_t dim) { return run(x, dim, Kind::LogSumExp, "logsumexp"); }
+
+// Fills the hooks that the ops call (ops/cuda_kernels.h) when libember_cuda.so is loaded.
+namespace {
+const bool registered = [] {
+  cuda_kernels::softmax.set(&softmax);
+  cuda_kernels::log_softmax.set(&log_softmax);
+  cuda_kernels::logsumexp.set(&logsumexp);
+  return true;
+}();
+}  // namespace
 
 }  // namespace ember::cuda

@@ -2,23 +2,22 @@
 // rank 0 and handed to the others through another backend's broadcast (MPI), as NCCL expects of
 // its users. Collectives run on the legacy default stream, the one Ember's kernels use, so they
 // are ordered with the kernels around them and no host synchronisation is needed.
+//
+// Built as libember_nccl.so, loaded by framework/dist/nccl_loader.cpp on the first NCCL
+// communicator, so that a CPU-only program maps neither NCCL nor the CUDA runtime.
 #include <cstdlib>
 #include <cstring>
 
 #include "framework/dist/backend.h"
 
-#ifdef EMBER_HAS_NCCL
 #include <cuda_runtime.h>
 #include <nccl.h>
 
 #include "framework/cuda/check.h"
 #include "framework/cuda/cuda.h"
-#endif
+#include "framework/dist/nccl_hooks.h"
 
 namespace ember::dist {
-
-#ifdef EMBER_HAS_NCCL
-bool nccl_built() { return true; }
 
 namespace {
 
@@ -49,16 +48,12 @@ int local_rank() {
   return 0;
 }
 
-}  // namespace
-
-void select_local_gpu() {
+void select_local_gpu_now() {
   if (!cuda_available()) return;
   int devices = 0;
   check_cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
   if (devices > 0) check_cuda(cudaSetDevice(local_rank() % devices), "cudaSetDevice");
 }
-
-namespace {
 
 class NcclBackend : public Backend {
  public:
@@ -117,20 +112,13 @@ class NcclBackend : public Backend {
   int rank_, world_;
 };
 
+const bool registered = [] {
+  nccl_hooks::make_backend.set([](int rank, int world, Backend* share_id) -> std::shared_ptr<Backend> {
+    return std::make_shared<NcclBackend>(rank, world, share_id);
+  });
+  nccl_hooks::select_local_gpu.set(&select_local_gpu_now);
+  return true;
+}();
+
 }  // namespace
-
-std::shared_ptr<Backend> make_nccl_backend(int rank, int world, Backend* share_id) {
-  return std::make_shared<NcclBackend>(rank, world, share_id);
-}
-
-#else
-bool nccl_built() { return false; }
-void select_local_gpu() {}
-
-std::shared_ptr<Backend> make_nccl_backend(int, int, Backend*) {
-  throw Error("dist: the NCCL backend was asked for, but this Ember was built without NCCL (expected a build with "
-              "CUDA, EMBER_NCCL=ON or AUTO, where nccl.h and libnccl are installed)");
-}
-#endif
-
 }  // namespace ember::dist

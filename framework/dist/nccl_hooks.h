@@ -1,0 +1,14 @@
+// What libember_nccl.so (framework/dist/nccl/) provides to dist (framework/backend_hook.h):
+// filled when it is loaded.
+#pragma once
+#include <memory>
+
+#include "framework/backend_hook.h"
+#include "framework/dist/backend.h"
+
+namespace ember::dist::nccl_hooks {
+
+extern BackendHook<std::shared_ptr<Backend>(int rank, int world, Backend* share_id)> make_backend;
+extern BackendHook<void()> select_local_gpu;
+
+}  // namespace ember::dist::nccl_hooks
