@@ -20,6 +20,7 @@
 #include "framework/parallel.h"
 #include "ops/matmul/cpu/pack_avx2.h"
 #include "ops/matmul/cpu/packed_config.h"
+#include "ops/matmul/cpu/packing.h"
 #include "ops/matmul/cpu/yielding_barrier.h"
 
 namespace ember::cpu {
@@ -48,6 +49,8 @@ T* scratch(int slot, size_t count) {
 }
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+}  // namespace
 
 // Packs rows [i0, i0+MR) x cols [p0, p0+kc) of A into dst[p*MR + i], zero rows past m. The loop
 // order follows A's layout so that the reads are the contiguous ones.
@@ -119,6 +122,15 @@ void pack_b_slivers(const GemmArgs& g, const T* b, int64_t p0, int64_t kc, int64
     }
   }
 }
+
+template void pack_a_sliver<float>(const GemmArgs&, const float*, int64_t, int64_t, int64_t, int, float*);
+template void pack_a_sliver<double>(const GemmArgs&, const double*, int64_t, int64_t, int64_t, int, double*);
+template void pack_b_slivers<float>(const GemmArgs&, const float*, int64_t, int64_t, int64_t, int64_t, int64_t, int,
+                                    float*, bool);
+template void pack_b_slivers<double>(const GemmArgs&, const double*, int64_t, int64_t, int64_t, int64_t, int64_t, int,
+                                     double*, bool);
+
+namespace {
 
 // A product with fewer rows than this is a (few) matrix-vector product, e.g. one token of GPT-2
 // generation: packing B would copy all of B to use each element fewer than 4 times, so such
