@@ -65,6 +65,12 @@ void pack_a_sliver(const GemmArgs& g, const T* a, int64_t i0, int64_t p0, int64_
     }
     return;
   }
+#if defined(__x86_64__) || defined(__i386__)
+  if constexpr (std::is_same_v<T, float>) {
+    static const bool avx2 = best_cpu_isa() >= CpuIsa::Avx2;
+    if (avx2 && g.a_cs == 1 && mr <= 8) return pack_a_rows_avx2(src, g.a_rs, rows, kc, mr, dst);
+  }
+#endif
   for (int64_t i = 0; i < rows; ++i) {
     const T* row = src + i * g.a_rs;
     if (g.a_cs == 1)
