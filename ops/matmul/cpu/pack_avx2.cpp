@@ -3,6 +3,8 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 
+#include <algorithm>
+
 namespace ember::cpu {
 
 namespace {
@@ -48,6 +50,22 @@ __attribute__((target("avx2,fma"))) void pack_a_rows_avx2(const float* a, int64_
   }
   for (; p < kc; ++p)
     for (int i = 0; i < mr; ++i) dst[p * mr + i] = i < rows ? a[i * lda + p] : 0.0f;
+}
+
+__attribute__((target("avx2,fma"))) void pack_a_cols_avx2(const float* a, int64_t lda, int64_t rows, int64_t kc, int mr,
+                                                          float* dst) {
+  // Column p of the sliver is `rows` contiguous floats: one masked load (lanes past `rows` read as
+  // 0 and are never touched), one 8-float store whose spill past mr the next column overwrites,
+  // and a masked store for the last column.
+  alignas(32) static const int32_t lanes[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  const __m256i idx = _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes));
+  const __m256i have = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(std::min<int64_t>(rows, mr))), idx);
+  const __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(mr), idx);
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m256 x = _mm256_maskload_ps(a + p * lda, have);
+    if (p + 1 < kc) _mm256_storeu_ps(dst + p * mr, x);
+    else _mm256_maskstore_ps(dst + p * mr, keep, x);
+  }
 }
 
 __attribute__((target("avx2,fma"))) void pack_b_transposed_avx2(const float* b, int64_t b_cs, int64_t p0, int64_t kc,

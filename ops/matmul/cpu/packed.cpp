@@ -59,6 +59,12 @@ void pack_a_sliver(const GemmArgs& g, const T* a, int64_t i0, int64_t p0, int64_
   int64_t rows = std::min<int64_t>(mr, g.m - i0);
   const T* src = a + i0 * g.a_rs + p0 * g.a_cs;
   if (g.a_rs == 1 && g.a_cs != 1) {  // A is a transposed view: its columns are contiguous
+#if defined(__x86_64__) || defined(__i386__)
+    if constexpr (std::is_same_v<T, float>) {
+      static const bool avx2 = best_cpu_isa() >= CpuIsa::Avx2;
+      if (avx2 && mr <= 8) return pack_a_cols_avx2(src, g.a_cs, rows, kc, mr, dst);
+    }
+#endif
     for (int64_t p = 0; p < kc; ++p) {
       for (int64_t i = 0; i < rows; ++i) dst[p * mr + i] = src[p * g.a_cs + i];
       for (int64_t i = rows; i < mr; ++i) dst[p * mr + i] = T(0);
