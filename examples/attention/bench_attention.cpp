@@ -1,4 +1,5 @@
-// bench_attention: Algorithm 0 (standard) against Algorithm 1 (flash), forward and forward+backward,
+// bench_attention: Algorithm 0 (standard), Algorithm 1 (flash) and FlashAttention-2 (flash2, the
+// default CPU kernel), forward and forward+backward,
 // over N, d and causal: median time, peak extra memory (Ember's allocator and the process's RSS),
 // the bytes each kernel moves to and from main memory (counted), and the paper's models of them.
 // The PyTorch peer runs in the same program run (peer_torch.py), with its threads limited to the cores.
@@ -172,7 +173,7 @@ class Progress {
 
 int main(int argc, char** argv) {
   cxxopts::Options options("bench_attention",
-                           "Standard attention (Algorithm 0) vs FlashAttention (Algorithm 1): time, peak memory and "
+                           "Standard attention (Algorithm 0) vs FlashAttention (Algorithm 1) vs FlashAttention-2: time, peak memory and "
                            "bytes moved, forward and forward+backward, over sequence length N, head size d, causal.");
   options.add_options()
       ("device", "cpu or cuda", cxxopts::value<std::string>()->default_value("cpu"))
@@ -180,6 +181,7 @@ int main(int argc, char** argv) {
       ("full", "the full sweep N = 256..16384 (long on the CPU: N = 8192 and 16384 alone, d = 64, non-causal, took 10 minutes here)")
       ("head-dim", "head sizes d", cxxopts::value<std::string>()->default_value("64,128"))
       ("causal", "both | on | off", cxxopts::value<std::string>()->default_value("both"))
+      ("impls", "algorithms to time, comma separated: standard, flash, flash2", cxxopts::value<std::string>()->default_value("standard,flash,flash2"))
       ("batch", "batch size B", cxxopts::value<int64_t>()->default_value("1"))
       ("heads", "heads H", cxxopts::value<int64_t>()->default_value("1"))
       ("dtype", "float32 or float64", cxxopts::value<std::string>()->default_value("float32"))
@@ -227,6 +229,12 @@ int main(int argc, char** argv) {
     const int repeats = std::max(1, ember::cli::flag<int>(args, "repeats", 1, 1000000)), warmup = std::max(0, ember::cli::flag<int>(args, "warmup", 0, 1000000));
     const int64_t block_m = ember::cli::flag<int64_t>(args, "block-m", 0, 1 << 16), max_std = ember::cli::flag<int64_t>(args, "max-standard-n", 0, 1 << 24);
 
+    std::vector<AttentionImpl> impls;
+    {
+      std::stringstream ss(args["impls"].as<std::string>());
+      for (std::string item; std::getline(ss, item, ',');) impls.push_back(parse_attention_impl(item));
+      EMBER_CHECK(!impls.empty(), "bench_attention: --impls names no algorithm");
+    }
     std::vector<Config> configs;
     for (int64_t d : ds)
       for (bool c : causals)
@@ -246,7 +254,8 @@ int main(int argc, char** argv) {
     json results = json::array();
     RunTimer timer(dev);
     int total = 0;
-    for (const Config& c : configs) total += c.n > max_std ? 2 : 4;
+    for (const Config& c : configs)
+      for (AttentionImpl impl : impls) total += impl == AttentionImpl::Standard && c.n > max_std ? 0 : 2;
     Progress progress(total);
     struct Row {
       Config c;
@@ -270,7 +279,7 @@ int main(int argc, char** argv) {
         std::vector<double> ts, cpu;
       };
       std::vector<Variant> vars;
-      for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash})
+      for (AttentionImpl impl : impls)
         for (std::string mode : {"fwd", "fwd+bwd"})
           if (!(impl == AttentionImpl::Standard && c.n > max_std)) vars.push_back({impl, mode, {}, 0, {}, {}});
       Tensor out, ref_out;
@@ -347,7 +356,7 @@ int main(int argc, char** argv) {
       std::printf("peer: %s\n", pp.summary().c_str());
       peer_info = pp.to_json();
       cmd << pp.prefix() << " " << args["python"].as<std::string>() << " " << script
-          << " --threads 1 --blas-threads " << num_threads() << " --repeats " << repeats << " --warmup " << warmup << " --batch " << B
+          << " --threads " << num_threads() << " --blas-threads " << num_threads() << " --repeats " << repeats << " --warmup " << warmup << " --batch " << B
           << " --heads " << H << " --dtype " << dts << " --max-n " << max_std << " --configs ";
       for (size_t i = 0; i < configs.size(); ++i)
         cmd << (i ? "," : "") << configs[i].n << ":" << configs[i].d << ":" << int(configs[i].causal);
@@ -378,7 +387,7 @@ int main(int argc, char** argv) {
       // The paper's access models in bytes (constants 1): Nd + N^2 for Algorithm 0, N^2 d^2 / M for Algorithm 1.
       double model0 = (n * d + n * n) * E / MiB, model1 = (n * n * d * d / double(m_used)) * E / MiB;
       std::string key = str(r.c.n, ":", r.c.d, ":", int(r.c.causal), ":", r.mode);
-      double torch_ms = peer.count(key) && r.impl == "standard" ? peer[key].value("ms", -1.0) : -1.0;
+      double torch_ms = peer.count(key) ? peer[key].value("ms", -1.0) : -1.0;
       char tb[32] = "-";
       if (torch_ms >= 0) std::snprintf(tb, sizeof tb, "%.2f", torch_ms);
       std::printf("%6lld %4lld %6s %-8s %-7s %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.1f %9.1f %9s\n", (long long)r.c.n,

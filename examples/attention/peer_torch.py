@@ -4,8 +4,10 @@ median), forward and forward+backward. Uses torch.nn.functional.scaled_dot_produ
 the installed torch has it (2.0 and later); Debian's torch 1.13 lacks it, and then the peer is the
 explicit softmax(Q K^T * scale [+ causal mask]) V in torch ops, i.e. torch's version of Algorithm 0.
 
-Threads: bench_attention runs torch's own pool with 1 thread and OpenBLAS (the BLAS torch links here)
-with as many threads as Ember uses: with 2 + 2 on two cores, torch's spinning OpenMP workers and
+Threads: torch 2.x (PyPI, with MKL and oneDNN) runs scaled_dot_product_attention and its GEMMs in
+torch's own pool, so that pool gets --threads (bench_attention passes as many as Ember uses). Debian's
+torch 1.13 instead runs its own pool with 1 thread and OpenBLAS (the BLAS it links) with
+--blas-threads: with 2 + 2 on two cores, torch's spinning OpenMP workers and
 OpenBLAS's threads fight for the cores (N=256 took 67 ms instead of 0.3 ms), and torch 2 + OpenBLAS 1
 leaves the GEMMs on one core (N=2048 forward 115 ms against 54 ms). Prints one JSON document."""
 import argparse
@@ -33,9 +35,10 @@ def main():
     os.environ["OPENBLAS_NUM_THREADS"] = str(args.blas_threads or args.threads)  # read when libopenblas loads
     import torch
 
-    torch.set_num_threads(args.threads)
-    dtype = torch.float32 if args.dtype == "float32" else torch.float64
     sdpa = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
+    torch_threads = args.threads if sdpa is not None else 1
+    torch.set_num_threads(torch_threads)
+    dtype = torch.float32 if args.dtype == "float32" else torch.float64
     blas = "unknown"
     try:
         lib = ctypes.CDLL("libblas.so.3")
@@ -45,11 +48,11 @@ def main():
         pass
     if sdpa is not None:
         impl = "scaled_dot_product_attention"
-        note = f"torch {torch.__version__}: scaled_dot_product_attention; BLAS {blas}; torch {args.threads} + OpenBLAS {args.blas_threads or args.threads} threads"
+        note = f"torch {torch.__version__}: scaled_dot_product_attention; {torch_threads} torch threads"
     else:
         impl = "explicit softmax(QK^T)V"
         note = (f"torch {torch.__version__} has no scaled_dot_product_attention (added in 2.0); peer is the explicit "
-                f"softmax(Q K^T * scale) V in torch ops; BLAS {blas}; torch {args.threads} + OpenBLAS {args.blas_threads or args.threads} threads")
+                f"softmax(Q K^T * scale) V in torch ops; BLAS {blas}; torch {torch_threads} + OpenBLAS {args.blas_threads or args.threads} threads")
 
     def explicit(q, k, v, causal):
         s = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))

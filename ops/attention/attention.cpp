@@ -15,12 +15,15 @@
 
 namespace ember {
 
-const char* name(AttentionImpl impl) { return impl == AttentionImpl::Standard ? "standard" : "flash"; }
+const char* name(AttentionImpl impl) {
+  return impl == AttentionImpl::Standard ? "standard" : impl == AttentionImpl::Flash ? "flash" : "flash2";
+}
 
 AttentionImpl parse_attention_impl(const std::string& s) {
   if (s == "standard") return AttentionImpl::Standard;
   if (s == "flash") return AttentionImpl::Flash;
-  throw Error(str("unknown attention impl '", s, "' (expected standard or flash)"));
+  if (s == "flash2") return AttentionImpl::Flash2;
+  throw Error(str("unknown attention impl '", s, "' (expected standard, flash or flash2)"));
 }
 
 int64_t default_attention_block_m() {
@@ -125,9 +128,17 @@ int64_t uniform_slice_stride(const Tensor& t) {
   return step == 0 ? n * d : step;
 }
 
+// Flash2 is a CPU kernel; on other devices it means their flash kernel.
+AttentionOptions for_device(const AttentionOptions& opt, Device device) {
+  AttentionOptions o = opt;
+  if (device != Device::CPU && o.impl == AttentionImpl::Flash2) o.impl = AttentionImpl::Flash;
+  return o;
+}
+
 // The kernels on raw (untraced) tensors.
-AttentionForward forward_raw(const Tensor& q0, const Tensor& k0, const Tensor& v0, const AttentionOptions& opt,
+AttentionForward forward_raw(const Tensor& q0, const Tensor& k0, const Tensor& v0, const AttentionOptions& opt0,
                              bool keep_probs) {
+  const AttentionOptions opt = for_device(opt0, q0.device());
   const int64_t kv_stride = q0.device() == Device::CPU ? uniform_slice_stride(k0) : 0;
   const bool kv_in_place = kv_stride != 0 && uniform_slice_stride(v0) == kv_stride;
   Tensor q = q0.contiguous(), k = kv_in_place ? k0 : k0.contiguous(), v = kv_in_place ? v0 : v0.contiguous();
@@ -148,7 +159,10 @@ AttentionForward forward_raw(const Tensor& q0, const Tensor& k0, const Tensor& v
   EMBER_DISPATCH_FLOAT(q.dtype(), "attention", [&] {
     auto pr = problem<scalar_t>(q, k, opt);
     if (kv_in_place) pr.kv_bh_stride = kv_stride;
-    if (opt.impl == AttentionImpl::Flash)
+    if (opt.impl == AttentionImpl::Flash2)
+      cpu::attn::flash2_forward(pr, q.data<scalar_t>(), k.data<scalar_t>(), v.data<scalar_t>(), r.out.data<scalar_t>(),
+                                r.lse.data<scalar_t>());
+    else if (opt.impl == AttentionImpl::Flash)
       cpu::attn::flash_forward(pr, q.data<scalar_t>(), k.data<scalar_t>(), v.data<scalar_t>(), r.out.data<scalar_t>(),
                                r.lse.data<scalar_t>());
     else
@@ -167,7 +181,8 @@ void check_like(const char* op, const char* what, const Tensor& t, const Shape& 
 }
 
 AttentionGrads backward_raw(const Tensor& q0, const Tensor& k0, const Tensor& v0, const Tensor& out0,
-                            const Tensor& aux0, const Tensor& dout0, const AttentionOptions& opt) {
+                            const Tensor& aux0, const Tensor& dout0, const AttentionOptions& opt0) {
+  const AttentionOptions opt = for_device(opt0, q0.device());
   Tensor q = q0.contiguous(), k = k0.contiguous(), v = v0.contiguous(), out = out0.contiguous(),
          aux = aux0.contiguous(), dout = dout0.contiguous();
   AttentionGrads g{empty(q.shape(), q.dtype(), q.device()), empty(k.shape(), k.dtype(), k.device()),
@@ -182,7 +197,11 @@ AttentionGrads backward_raw(const Tensor& q0, const Tensor& k0, const Tensor& v0
   check_cpu(q, "attention backward");
   EMBER_DISPATCH_FLOAT(q.dtype(), "attention backward", [&] {
     auto pr = problem<scalar_t>(q, k, opt);
-    if (opt.impl == AttentionImpl::Flash)
+    if (opt.impl == AttentionImpl::Flash2)
+      cpu::attn::flash2_backward(pr, q.data<scalar_t>(), k.data<scalar_t>(), v.data<scalar_t>(), out.data<scalar_t>(),
+                                 aux.data<scalar_t>(), dout.data<scalar_t>(), g.dq.data<scalar_t>(),
+                                 g.dk.data<scalar_t>(), g.dv.data<scalar_t>());
+    else if (opt.impl == AttentionImpl::Flash)
       cpu::attn::flash_backward(pr, q.data<scalar_t>(), k.data<scalar_t>(), v.data<scalar_t>(), out.data<scalar_t>(),
                                 aux.data<scalar_t>(), dout.data<scalar_t>(), g.dq.data<scalar_t>(),
                                 g.dk.data<scalar_t>(), g.dv.data<scalar_t>());
@@ -226,13 +245,14 @@ const Primitive<AttentionOptions>& attention_op() {
     auto fused = [](const Tensor& g, const AttentionCall& c) {
       const Tensor &q = c.in[0], &k = c.in[1], &v = c.in[2], &lse = c.extras[0], &probs = c.extras[1];
       AttentionOptions o = c.attrs;
-      o.impl = probs.defined() ? AttentionImpl::Standard : AttentionImpl::Flash;
+      o.impl = probs.defined() ? AttentionImpl::Standard
+               : c.attrs.impl == AttentionImpl::Flash ? AttentionImpl::Flash : AttentionImpl::Flash2;
       return as_grads(backward_raw(q, k, v, c.out, probs.defined() ? probs : lse, g, o));
     };
     Primitive<AttentionOptions> op("attention");
     op.cpu(forward_kernel).cuda(forward_kernel);
     for (Device d : {Device::CPU, Device::CUDA})
-      for (AttentionImpl i : {AttentionImpl::Standard, AttentionImpl::Flash})
+      for (AttentionImpl i : {AttentionImpl::Standard, AttentionImpl::Flash, AttentionImpl::Flash2})
         if (d == Device::CPU || op.info().kernel[size_t(Device::CUDA)]) op.variant(d, name(i), with(i));
     op.vjp([](const Tensor& g, const AttentionCall& c) {
         return as_grads(backward_composite(c.in[0], c.in[1], c.in[2], c.out, g, c.attrs));
@@ -276,7 +296,7 @@ AttentionGrads attention_backward_flash(const Tensor& q, const Tensor& k, const 
   if (autograd::any_traced({&q, &k, &v, &out, &lse, &dout})) return backward_composite(q, k, v, out, dout, opt);
   EMBER_CHECK(lse.defined(), op, ": lse (the forward's row log-sum-exp) is undefined");
   AttentionOptions o = opt;
-  o.impl = AttentionImpl::Flash;
+  o.impl = opt.impl == AttentionImpl::Flash ? AttentionImpl::Flash : AttentionImpl::Flash2;
   return backward_raw(autograd::unbox_all(q), autograd::unbox_all(k), autograd::unbox_all(v),
                       autograd::unbox_all(out), autograd::unbox_all(lse), autograd::unbox_all(dout), o);
 }

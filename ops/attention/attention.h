@@ -1,8 +1,11 @@
-// Scaled dot-product attention, O = softmax(scale * Q K^T [+ causal mask]) V, in two algorithms:
+// Scaled dot-product attention, O = softmax(scale * Q K^T [+ causal mask]) V, in three algorithms:
 //   Standard  the paper's Algorithm 0: S = scale Q K^T and P = softmax(S) are materialised (N x N).
 //   Flash     the paper's Algorithm 1: Q, K, V are visited in blocks that fit an on-chip budget of
 //             M floats; the softmax is computed online (running row max m and sum l), so nothing
 //             of size N x N is ever allocated; it also returns the row log-sum-exp L for the backward.
+//   Flash2    the default: FlashAttention-2's loop order (outer loop over query blocks, O_i and its
+//             statistics kept in a per-thread buffer across all key blocks) with the block products
+//             on the packed GEMM micro-kernel. On the GPU it runs the Flash kernels.
 // Shapes: q (..., Nq, d), k and v (..., Nk, d) with the same leading dims (e.g. (B, H, N, d), (B, N, d)
 // or (N, d)). With causal, query i sees keys j <= i + (Nk - Nq) (bottom-right aligned, as with a KV cache).
 //
@@ -18,16 +21,17 @@
 
 namespace ember {
 
-enum class AttentionImpl { Standard, Flash };
+enum class AttentionImpl { Standard, Flash, Flash2 };
 const char* name(AttentionImpl impl);
-AttentionImpl parse_attention_impl(const std::string& s);  // "standard" | "flash", else ember::Error
+AttentionImpl parse_attention_impl(const std::string& s);  // "standard" | "flash" | "flash2", else ember::Error
 
 struct AttentionOptions {
   bool causal = false;
-  AttentionImpl impl = AttentionImpl::Flash;
+  AttentionImpl impl = AttentionImpl::Flash2;
   double scale = 0;     // 0 means 1/sqrt(d)
   int64_t block_m = 0;  // CPU: on-chip budget M in floats; 0 means half of this CPU's L2. The CUDA
-                        // kernels use fixed 32 x 32 tiles in shared memory and ignore it.
+                        // kernels use fixed 32 x 32 tiles in shared memory and ignore it, and so
+                        // does Flash2 (its blocks follow the micro-kernel's register block).
 };
 
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opt = {});
@@ -56,8 +60,9 @@ struct AttentionGrads {
 // dQ = scale dS K, dK = scale dS^T Q. `probs` is P from attention_forward (recomputed when undefined).
 AttentionGrads attention_backward_standard(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
                                            const Tensor& probs, const Tensor& dout, const AttentionOptions& opt);
-// Algorithm 1's backward: recomputes S and P block by block from Q, K and the saved log-sum-exp L,
-// with D = rowsum(dO * O), and accumulates dQ, dK, dV without any N x N storage.
+// Algorithm 1's backward (opt.impl Flash; Flash2's own backward otherwise): recomputes S and P block
+// by block from Q, K and the saved log-sum-exp L, with D = rowsum(dO * O), and accumulates dQ, dK,
+// dV without any N x N storage.
 AttentionGrads attention_backward_flash(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
                                         const Tensor& lse, const Tensor& dout, const AttentionOptions& opt);
 

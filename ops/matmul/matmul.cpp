@@ -2,6 +2,8 @@
 // variant, and the VJP/JVP (one formula for every device and variant).
 #include "ops/matmul/matmul.h"
 
+#include <algorithm>
+
 #include "framework/autograd/primitive.h"
 #include "ops/op_list.h"
 #include "framework/strided.h"
@@ -33,12 +35,22 @@ MatmulImpl parse_matmul_impl(const std::string& s) {
                   "' (expected auto, naive, blocked, packed, blas, tiled, register_tiled, cublas or cublas_tf32)"));
 }
 
+namespace {
+// C (m x 1) = A b as its transpose, C^T = b^T A^T: one row times a matrix, the GEMV kernel's shape.
+// A's rows become B's columns, so a row-major A takes the dot-product path (each row of A read once,
+// contiguously) and a transposed A the axpy path.
+GemmArgs as_row_times_matrix(const GemmArgs& g) {
+  return GemmArgs{1, g.m, g.k, g.b, g.b_cs, g.b_rs, g.a, g.a_cs, g.a_rs, g.c, g.m, g.dtype};
+}
+}  // namespace
+
 void cpu_gemm(const GemmArgs& g, const MatmulOptions& opt) {
   switch (opt.impl) {
     case MatmulImpl::Naive: return cpu::gemm_naive(g);
     case MatmulImpl::Blocked: return cpu::gemm_blocked(g, opt.block_m, opt.block_n, opt.block_k);
     case MatmulImpl::Auto:  // the fastest of Ember's own (examples/matmul/README.md)
       if (g.m == 1) return cpu::gemv(g);  // generation steps: packing B would double its traffic
+      if (g.n == 1 && g.c_rs == 1) return cpu::gemv(as_row_times_matrix(g));  // matrix times column vector
       return cpu::gemm_packed(g);
     case MatmulImpl::Packed: return cpu::gemm_packed(g);
     case MatmulImpl::Blas: return cpu::gemm_blas(g);
@@ -73,6 +85,15 @@ Tensor matmul_cpu(const Tensor& a, const Tensor& b, const Shape& batch, const Ma
   };
   if (nb == 0) {
     run(ae.offset(), be.offset(), 0);
+    return out;
+  }
+  // A stack of matrices times one shared column vector is one tall matrix-vector product: one pass
+  // over all of A with the threads splitting every row, instead of a short GEMV per matrix.
+  const bool shared_b = std::all_of(bbst.begin(), bbst.end(), [](int64_t s) { return s == 0; });
+  if (n == 1 && shared_b && opt.impl == MatmulImpl::Auto && a.shape() == ashape && a.is_contiguous()) {
+    GemmArgs g{out.numel(), 1, k, pa + ae.offset() * int64_t(es), k, 1, pb + be.offset() * int64_t(es),
+               be.strides()[nb], be.strides()[nb + 1], po, 1, a.dtype()};
+    cpu_gemm(g, opt);
     return out;
   }
   Shape rows = batch;  // iterate batch indices; the "row" here is the last batch dim

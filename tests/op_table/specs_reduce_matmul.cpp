@@ -142,6 +142,12 @@ void add_matmul_specs(std::vector<OpSpec>& out) {
     add("[3, 7] @ [7] (1-d right)", rand64({3, 7}, 91), rand64({7}, 92));
     add("[33, 17] @ transposed [17, 19]", rand64({33, 17}, 93), transposed64({17, 19}, 94));
     add("[2, 1, 3, 4] @ [5, 4, 2] expanded", rand64({2, 1, 3, 4}, 95), expanded64({5, 4, 2}, 96));
+    // Matrix times column vector (the transposed GEMV path): transposed A, strided vector, a batch
+    // sharing one vector (folded into one tall GEMV) and one vector per matrix.
+    add("[19, 37] @ [37, 1]", rand64({19, 37}, 101), rand64({37, 1}, 102));
+    add("transposed [9, 13] @ strided [13, 1]", transposed64({9, 13}, 103), strided64({13, 1}, 104));
+    add("[3, 5, 11] @ [11, 1] (batch sharing the vector)", rand64({3, 5, 11}, 105), rand64({11, 1}, 106));
+    add("[2, 5, 11] @ [2, 11, 1]", rand64({2, 5, 11}, 107), rand64({2, 11, 1}, 108));
     return v;
   };
   s.bench = [s](int64_t n) {

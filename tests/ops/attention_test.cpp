@@ -53,7 +53,7 @@ TEST(Attention, BothImplsMatchTheCompositeReference) {
       if (causal && c.kv[c.kv.size() - 2] < c.q[c.q.size() - 2]) continue;
       Tensor q = random(c.q, seed++), k = random(c.kv, seed++), v = random(c.kv, seed++);
       Tensor ref = attention_composite(q, k, v, opts(AttentionImpl::Standard, causal));
-      for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash}) {
+      for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash, AttentionImpl::Flash2}) {
         SCOPED_TRACE(str(name(impl), " causal=", causal, " q", to_string(c.q), " kv", to_string(c.kv), " M=", c.block_m));
         AttentionForward f = attention_forward(q, k, v, opts(impl, causal, c.block_m));
         EXPECT_TRUE(all_close(f.out, ref, 1e-12, 1e-10));
@@ -73,7 +73,7 @@ TEST(Attention, BothImplsMatchTheCompositeReference) {
 TEST(Attention, Float32MatchesFloat64) {
   Tensor q = random({2, 2, 45, 16}, 11), k = random({2, 2, 45, 16}, 12), v = random({2, 2, 45, 16}, 13);
   for (bool causal : {false, true})
-    for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash}) {
+    for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash, AttentionImpl::Flash2}) {
       Tensor ref = attention_composite(q, k, v, opts(impl, causal));
       Tensor out = attention(q.to(DType::Float32), k.to(DType::Float32), v.to(DType::Float32), opts(impl, causal, 200));
       EXPECT_EQ(out.dtype(), DType::Float32);
@@ -85,7 +85,7 @@ TEST(Attention, GradcheckBothImpls) {
   GradcheckOptions g;
   g.atol = 1e-6;
   g.rtol = 1e-4;
-  for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash})
+  for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash, AttentionImpl::Flash2})
     for (bool causal : {false, true}) {
       SCOPED_TRACE(str(name(impl), " causal=", causal));
       AttentionOptions o = opts(impl, causal, 12);  // d = 3: Bc = 1, Br = 1: every block boundary
@@ -107,9 +107,9 @@ TEST(Attention, StandardAndFlashAgreeOnForwardAndAllGradients) {
         SCOPED_TRACE(str(dt, " causal=", causal, " q", to_string(c.q), " kv", to_string(c.kv)));
         Tensor q = random(c.q, seed++).to(dt), k = random(c.kv, seed++).to(dt), v = random(c.kv, seed++).to(dt);
         Tensor w = random(c.q, seed++).to(dt);  // a random cotangent
-        std::vector<Tensor> res[2];
+        std::vector<Tensor> res[3];
         int idx = 0;
-        for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash}) {
+        for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash, AttentionImpl::Flash2}) {
           AttentionOptions o = opts(impl, causal, c.block_m);
           auto [ys, vjp] = make_vjp([&](const std::vector<Tensor>& x) { return std::vector<Tensor>{attention(x[0], x[1], x[2], o)}; },
                                     {q, k, v});
@@ -118,13 +118,16 @@ TEST(Attention, StandardAndFlashAgreeOnForwardAndAllGradients) {
         }
         double tol = dt == DType::Float64 ? 1e-11 : 2e-5;
         const char* what[] = {"out", "dq", "dk", "dv"};
-        for (int i = 0; i < 4; ++i) EXPECT_TRUE(all_close(res[1][i], res[0][i], tol, tol * 10)) << what[i];
+        for (int r = 1; r < 3; ++r)
+          for (int i = 0; i < 4; ++i) EXPECT_TRUE(all_close(res[r][i], res[0][i], tol, tol * 10)) << what[i] << " impl " << r;
         // And the composite reference's gradients.
         auto [ys, vjp] = make_vjp(
             [&](const std::vector<Tensor>& x) { return std::vector<Tensor>{attention_composite(x[0], x[1], x[2], opts(AttentionImpl::Flash, causal))}; },
             {q, k, v});
         std::vector<Tensor> g = vjp({w});
-        for (int i = 0; i < 3; ++i) EXPECT_TRUE(all_close(res[1][i + 1], g[i], tol, tol * 10)) << what[i + 1] << " vs composite";
+        for (int r = 1; r < 3; ++r)
+          for (int i = 0; i < 3; ++i)
+            EXPECT_TRUE(all_close(res[r][i + 1], g[i], tol, tol * 10)) << what[i + 1] << " vs composite, impl " << r;
       }
 }
 
@@ -155,7 +158,7 @@ TEST(Attention, NonContiguousInputs) {
   Tensor q = random({2, 9, 3, 4}, 41).transpose(1, 2), k = random({2, 9, 3, 4}, 42).transpose(1, 2),
          v = random({2, 9, 3, 4}, 43).transpose(1, 2);
   ASSERT_FALSE(q.is_contiguous());
-  for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash}) {
+  for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash, AttentionImpl::Flash2}) {
     Tensor ref = attention_composite(q.contiguous(), k.contiguous(), v.contiguous(), opts(impl, true));
     EXPECT_TRUE(all_close(attention(q, k, v, opts(impl, true, 32)), ref, 1e-12, 1e-10));
   }
@@ -168,7 +171,7 @@ TEST(Attention, FewQueryRowsTakeDotProductsAgainstKeysInPlace) {
   for (int64_t nq : {1, 2, 3, 4})
     for (int64_t d : {5, 16})
       for (bool causal : {false, true})
-        for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash}) {
+        for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash, AttentionImpl::Flash2}) {
           SCOPED_TRACE(str(name(impl), " nq=", nq, " d=", d, " causal=", causal));
           Tensor q = random({2, 3, nq, d}, seed++), k = random({2, 3, 70, d}, seed++), v = random({2, 3, 70, d}, seed++);
           Tensor ref = attention_composite(q, k, v, opts(impl, causal));
@@ -187,7 +190,7 @@ TEST(Attention, KeysAndValuesReadInPlaceFromALargerBuffer) {
   Tensor q = random({2, 3, 2, 4}, 63);
   Tensor kbuf5 = random({2, 5, 11, 4}, 64), vbuf5 = random({2, 5, 11, 4}, 65);
   Tensor k_step = kbuf5.slice(1, 0, 5, 2), v_step = vbuf5.slice(1, 0, 5, 2);  // heads 0, 2, 4: B stride != 3 * H stride
-  for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash})
+  for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash, AttentionImpl::Flash2})
     for (bool causal : {false, true}) {
       SCOPED_TRACE(str(name(impl), " causal=", causal));
       Tensor ref = attention_composite(q, k.contiguous(), v.contiguous(), opts(impl, causal));
@@ -215,7 +218,7 @@ TEST(Attention, SecondOrderThroughTheCompositeBackward) {
       };
     };
     Tensor ref = grad(h_of(AttentionImpl::Flash, true))(q);
-    for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash})
+    for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash, AttentionImpl::Flash2})
       EXPECT_TRUE(all_close(grad(h_of(impl, false))(q), ref, 1e-10, 1e-8)) << name(impl) << " causal=" << causal;
   }
 }
@@ -297,6 +300,8 @@ TEST(Attention, BadInputRaises) {
   EXPECT_EMBER_ERROR(attention(q, k, v, opts(AttentionImpl::Flash, false, -1)), "block_m");
   EXPECT_EMBER_ERROR(parse_attention_impl("fast"), "unknown attention impl");
   EXPECT_EQ(parse_attention_impl("standard"), AttentionImpl::Standard);
+  EXPECT_EQ(parse_attention_impl("flash2"), AttentionImpl::Flash2);
+  EXPECT_EQ(AttentionOptions().impl, AttentionImpl::Flash2);  // the production kernel is the default
   AttentionOptions o = opts(AttentionImpl::Flash, false);
   AttentionForward f = attention_forward(q, k, v, o);
   EXPECT_EMBER_ERROR(attention_backward_flash(q, k, v, f.out, Tensor(), q, o), "lse");
@@ -342,10 +347,42 @@ TEST(Attention, ThreadsSharingAHeadAgree) {
     };
     std::vector<Tensor> ref = grads(AttentionImpl::Flash, 0, true);
     for (auto [impl, m] : {std::pair{AttentionImpl::Flash, int64_t(64)}, std::pair{AttentionImpl::Flash, int64_t(200)},
-                           std::pair{AttentionImpl::Standard, int64_t(64)}}) {
+                           std::pair{AttentionImpl::Standard, int64_t(64)}, std::pair{AttentionImpl::Flash2, int64_t(0)}}) {
       std::vector<Tensor> g = grads(impl, m, false);
       for (int i = 0; i < 4; ++i)
         EXPECT_TRUE(all_close(g[i], ref[i], 1e-11, 1e-9)) << name(impl) << " M=" << m << " causal=" << causal << " output " << i;
     }
   }
+}
+
+TEST(Attention, Flash2MatchesTheCompositeOnAwkwardShapes) {
+  // The production kernel's blocks (96 queries x 256 keys forward, 96 keys x 128 queries backward,
+  // head dims padded to the micro-kernel's NR) against the composite float64 formula: N off every
+  // block multiple, d = 64, 128 and odd, causal and not, Nq < Nk, forward and all three gradients.
+  struct S {
+    Shape q, kv;
+  };
+  uint64_t seed = 500;
+  for (S c : {S{{1, 1, 130, 64}, {1, 1, 130, 64}}, S{{2, 97, 128}, {2, 97, 128}}, S{{1, 2, 300, 7}, {1, 2, 300, 7}},
+              S{{40, 33}, {290, 33}}, S{{5, 64}, {200, 64}}, S{{1, 200, 1}, {1, 200, 1}}})
+    for (bool causal : {false, true}) {
+      SCOPED_TRACE(str("q", to_string(c.q), " kv", to_string(c.kv), " causal=", causal));
+      Tensor q = random(c.q, seed++), k = random(c.kv, seed++), v = random(c.kv, seed++), w = random(c.q, seed++);
+      auto run = [&](bool composite, DType dt) {
+        AttentionOptions o = opts(AttentionImpl::Flash2, causal);
+        auto [ys, vjp] = make_vjp(
+            [&](const std::vector<Tensor>& x) {
+              return std::vector<Tensor>{composite ? attention_composite(x[0], x[1], x[2], o) : attention(x[0], x[1], x[2], o)};
+            },
+            {q.to(dt), k.to(dt), v.to(dt)});
+        std::vector<Tensor> g = vjp({w.to(dt)});
+        g.insert(g.begin(), ys[0]);
+        return g;
+      };
+      std::vector<Tensor> ref = run(true, DType::Float64), f64 = run(false, DType::Float64), f32 = run(false, DType::Float32);
+      for (int i = 0; i < 4; ++i) {
+        EXPECT_TRUE(all_close(f64[i], ref[i], 1e-11, 1e-9)) << "float64 output " << i;
+        EXPECT_TRUE(all_close(f32[i], ref[i], 1e-4, 1e-3)) << "float32 output " << i;
+      }
+    }
 }

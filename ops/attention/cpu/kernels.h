@@ -58,6 +58,15 @@ template <class T>
 void flash_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, const T* o, const T* lse,
                     const T* dout, T* dq, T* dk, T* dv);
 
+// FlashAttention-2 (flash2.cpp), the default: the outer loop over query blocks (forward) and key
+// blocks (backward), block products on the packed GEMM's micro-kernel. Its block sizes follow the
+// micro-kernel's register block, not pr.br / pr.bc (fewer than kFewRows queries: flash_forward).
+template <class T>
+void flash2_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* o, T* lse);
+template <class T>
+void flash2_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, const T* o, const T* lse,
+                     const T* dout, T* dq, T* dk, T* dv);
+
 // D[r] = sum_c dO[r, c] * O[r, c] over all BH * Nq rows (both backwards start with it).
 template <class T>
 void rowdot(int64_t rows, int64_t d, const T* dout, const T* o, T* out);

@@ -12,4 +12,12 @@ namespace ember::cpu {
 void pack_b_transposed_avx2(const float* b, int64_t b_cs, int64_t p0, int64_t kc, int64_t j0, int64_t cols, int nr,
                             float* dst);
 
+// dst[p * mr + i] = a[i * lda + p] for p < kc, i < rows, and 0 for rows <= i < mr (mr <= 8): an
+// A sliver of a row-major A, packed by 8 x 8 register transposes instead of one store per float.
+void pack_a_rows_avx2(const float* a, int64_t lda, int64_t rows, int64_t kc, int mr, float* dst);
+
+// dst[p * mr + i] = a[p * lda + i] for p < kc, i < rows, and 0 for rows <= i < mr (mr <= 8): an
+// A sliver of a transposed view of A (its columns contiguous), by masked 8-float loads and stores.
+void pack_a_cols_avx2(const float* a, int64_t lda, int64_t rows, int64_t kc, int mr, float* dst);
+
 }  // namespace ember::cpu

@@ -20,6 +20,7 @@
 #include "framework/parallel.h"
 #include "ops/matmul/cpu/pack_avx2.h"
 #include "ops/matmul/cpu/packed_config.h"
+#include "ops/matmul/cpu/packing.h"
 #include "ops/matmul/cpu/yielding_barrier.h"
 
 namespace ember::cpu {
@@ -49,6 +50,8 @@ T* scratch(int slot, size_t count) {
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
+}  // namespace
+
 // Packs rows [i0, i0+MR) x cols [p0, p0+kc) of A into dst[p*MR + i], zero rows past m. The loop
 // order follows A's layout so that the reads are the contiguous ones.
 template <class T>
@@ -56,12 +59,24 @@ void pack_a_sliver(const GemmArgs& g, const T* a, int64_t i0, int64_t p0, int64_
   int64_t rows = std::min<int64_t>(mr, g.m - i0);
   const T* src = a + i0 * g.a_rs + p0 * g.a_cs;
   if (g.a_rs == 1 && g.a_cs != 1) {  // A is a transposed view: its columns are contiguous
+#if defined(__x86_64__) || defined(__i386__)
+    if constexpr (std::is_same_v<T, float>) {
+      static const bool avx2 = best_cpu_isa() >= CpuIsa::Avx2;
+      if (avx2 && mr <= 8) return pack_a_cols_avx2(src, g.a_cs, rows, kc, mr, dst);
+    }
+#endif
     for (int64_t p = 0; p < kc; ++p) {
       for (int64_t i = 0; i < rows; ++i) dst[p * mr + i] = src[p * g.a_cs + i];
       for (int64_t i = rows; i < mr; ++i) dst[p * mr + i] = T(0);
     }
     return;
   }
+#if defined(__x86_64__) || defined(__i386__)
+  if constexpr (std::is_same_v<T, float>) {
+    static const bool avx2 = best_cpu_isa() >= CpuIsa::Avx2;
+    if (avx2 && g.a_cs == 1 && mr <= 8) return pack_a_rows_avx2(src, g.a_rs, rows, kc, mr, dst);
+  }
+#endif
   for (int64_t i = 0; i < rows; ++i) {
     const T* row = src + i * g.a_rs;
     if (g.a_cs == 1)
@@ -119,6 +134,15 @@ void pack_b_slivers(const GemmArgs& g, const T* b, int64_t p0, int64_t kc, int64
     }
   }
 }
+
+template void pack_a_sliver<float>(const GemmArgs&, const float*, int64_t, int64_t, int64_t, int, float*);
+template void pack_a_sliver<double>(const GemmArgs&, const double*, int64_t, int64_t, int64_t, int, double*);
+template void pack_b_slivers<float>(const GemmArgs&, const float*, int64_t, int64_t, int64_t, int64_t, int64_t, int,
+                                    float*, bool);
+template void pack_b_slivers<double>(const GemmArgs&, const double*, int64_t, int64_t, int64_t, int64_t, int64_t, int,
+                                     double*, bool);
+
+namespace {
 
 // A product with fewer rows than this is a (few) matrix-vector product, e.g. one token of GPT-2
 // generation: packing B would copy all of B to use each element fewer than 4 times, so such

@@ -1,4 +1,6 @@
-// The m == 1 path of matmul's Auto variant, on every layout of B it distinguishes.
+// The GEMV paths of matmul's Auto variant: one row times a matrix (m == 1) on every layout of B it
+// distinguishes, and a matrix times a column vector (n == 1, routed as its transpose) on every
+// layout of A, single and batched.
 #include "test_util.h"
 
 using namespace ember;
@@ -52,4 +54,65 @@ TEST(MatmulGemv, BatchedSingleRowsAndGradientsAgreeWithPacked) {
   EXPECT_TRUE(ember::testing::all_close(matmul(a, b), matmul(a, b, packed), 1e-12, 1e-12));
   EXPECT_TRUE(ember::testing::grad_ok([](const std::vector<Tensor>& x) { return matmul(x[0], x[1]); },
                                       {normal({1, 4}, 0, 1, DType::Float64, &g), normal({4, 3}, 0, 1, DType::Float64, &g)}));
+}
+
+namespace {
+// float64 reference of a (M x K, any strides) times b (K x 1) by plain loops.
+std::vector<double> ref_col(const Tensor& a, const Tensor& b) {
+  int64_t m = a.size(0), k = a.size(1);
+  std::vector<double> out(size_t(m), 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p) out[size_t(i)] += a.at({i, p}) * b.at({p, 0});
+  return out;
+}
+}  // namespace
+
+TEST(MatmulGemv, ColumnVectorMatchesReferenceForEveryLayoutOfA) {
+  // m = 1000 with k = 300 is split between threads; k straddles the 8- and 32-lane steps.
+  for (int64_t k : {1, 7, 33, 300})
+    for (int64_t m : {1, 5, 17, 1000})
+      for (DType dt : {DType::Float32, DType::Float64}) {
+        Generator g(uint64_t(k * 7919 + m));
+        Tensor row_major = normal({m, k}, 0, 1, dt, &g);
+        Tensor transposed = normal({k, m}, 0, 1, dt, &g).t();                       // a_rs == 1
+        Tensor strided = normal({m, 2 * k}, 0, 1, dt, &g).slice(1, 0, 2 * k, 2);   // neither stride is 1
+        Tensor padded = normal({m, k + 3}, 0, 1, dt, &g).slice(1, 0, k);            // row stride > k
+        Tensor b = normal({k, 1}, 0, 1, dt, &g);
+        Tensor b_strided = normal({k, 3}, 0, 1, dt, &g).slice(1, 2, 3);             // b's row stride is 3
+        double tol = dt == DType::Float32 ? 1e-4 : 1e-12;
+        for (const Tensor& a : {row_major, transposed, strided, padded})
+          for (const Tensor& x : {b, b_strided}) {
+            Tensor c = matmul(a, x);
+            ASSERT_EQ(c.shape(), (Shape{m, 1}));
+            std::vector<double> want = ref_col(a, x), got = c.to_vector<double>();
+            for (int64_t i = 0; i < m; ++i)
+              ASSERT_NEAR(got[size_t(i)], want[size_t(i)], tol * (1 + std::abs(want[size_t(i)])))
+                  << "k " << k << " m " << m << " i " << i << " a strides " << to_string(a.strides()) << " b strides "
+                  << to_string(x.strides());
+            // The 1-d form takes the same path.
+            std::vector<double> got1 = matmul(a, x.squeeze(-1)).to_vector<double>();
+            for (int64_t i = 0; i < m; ++i) ASSERT_NEAR(got1[size_t(i)], want[size_t(i)], tol * (1 + std::abs(want[size_t(i)])));
+          }
+      }
+}
+
+TEST(MatmulGemv, BatchedColumnVectorsAndGradientsAgreeWithPacked) {
+  Generator g(11);
+  MatmulOptions packed;
+  packed.impl = MatmulImpl::Packed;
+  for (DType dt : {DType::Float64, DType::Float32}) {
+    double tol = dt == DType::Float32 ? 1e-4 : 1e-12;
+    Tensor a = normal({3, 2, 37, 300}, 0, 1, dt, &g), shared = normal({300, 1}, 0, 1, dt, &g);
+    Tensor own = normal({3, 2, 300, 1}, 0, 1, dt, &g), v = normal({300}, 0, 1, dt, &g);
+    // One shared vector (folded into one tall GEMV), a vector per matrix, a 1-d vector, a broadcast A.
+    EXPECT_TRUE(ember::testing::all_close(matmul(a, shared), matmul(a, shared, packed), tol, tol));
+    EXPECT_TRUE(ember::testing::all_close(matmul(a, own), matmul(a, own, packed), tol, tol));
+    EXPECT_TRUE(ember::testing::all_close(matmul(a, v), matmul(a, v.unsqueeze(-1), packed).squeeze(-1), tol, tol));
+    Tensor a_t = normal({3, 2, 300, 37}, 0, 1, dt, &g).transpose(-2, -1);  // not contiguous: per-matrix GEMVs
+    EXPECT_TRUE(ember::testing::all_close(matmul(a_t, shared), matmul(a_t, shared, packed), tol, tol));
+    Tensor a2 = normal({37, 300}, 0, 1, dt, &g);
+    EXPECT_TRUE(ember::testing::all_close(matmul(a2, own), matmul(a2, own, packed), tol, tol));
+  }
+  EXPECT_TRUE(ember::testing::grad_ok([](const std::vector<Tensor>& x) { return matmul(x[0], x[1]); },
+                                      {normal({2, 5, 4}, 0, 1, DType::Float64, &g), normal({4, 1}, 0, 1, DType::Float64, &g)}));
 }
