@@ -208,7 +208,8 @@ void max_pool_spec(std::vector<OpSpec>& out) {
     for (PoolCase c : {PoolCase{{2, 3, 7, 6}, {2, 2}, {0, 0}, {0, 0}, {1, 1}, false},
                        PoolCase{{1, 2, 9, 8}, {3, 2}, {2, 1}, {1, 1}, {1, 2}, false},
                        PoolCase{{2, 2, 6, 6}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, true},
-                       PoolCase{{1, 1, 1, 5}, {1, 3}, {1, 1}, {0, 1}, {1, 1}, false}}) {
+                       PoolCase{{1, 1, 1, 5}, {1, 3}, {1, 1}, {0, 1}, {1, 1}, false},
+                       PoolCase{{2, 2, 8, 9}, {3, 2}, {2, 1}, {0, 0}, {1, 2}, false}}) {  // no padding, not 2x2
       Tensor x = c.strided ? strided64(c.x, seed) : rand64(c.x, seed);
       v.push_back(make_sample(
           to_string(c.x) + " kernel " + std::to_string(c.k[0]) + "x" + std::to_string(c.k[1]) + (c.strided ? ", strided" : ""),

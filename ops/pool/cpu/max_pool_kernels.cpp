@@ -8,13 +8,15 @@
 namespace ember::cpu {
 namespace {
 
-// As PyTorch: strictly greater keeps the first maximum, and a NaN wins (the last one). Selects
-// rather than branches: on real data which tap wins is unpredictable.
+// As PyTorch: strictly greater keeps the first maximum, and a NaN wins (the last one). On real
+// data which tap wins is unpredictable, so no branch: the index moves by a mask and the maximum
+// is reloaded from it (GCC turns a ?: select of the value back into a jump).
 template <class T>
-inline void consider(T v, int64_t i, T& best, int64_t& at) {
-  const bool take = v > best || std::isnan(v);
-  best = take ? v : best;
-  at = take ? i : at;
+inline void consider(const T* plane, int64_t i, T& best, int64_t& at) {
+  const T v = plane[i];
+  const int64_t mask = -int64_t((v > best) | (v != v));
+  at ^= (at ^ i) & mask;
+  best = plane[at];
 }
 
 template <class T>
@@ -22,6 +24,7 @@ void forward(const PoolGeometry& g, const T* x, T* y, int64_t* idx) {
   const int64_t planes = g.n * g.c, hw = g.h * g.w, ohw = g.oh * g.ow;
   // Without padding every window lies inside the image (floor mode): no bounds checks.
   const bool inside = g.ph == 0 && g.pw == 0;
+  const bool pool2x2 = g.kh == 2 && g.kw == 2 && g.dh == 1 && g.dw == 1;
   parallel_for(planes, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, ohw * g.kh * g.kw)), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       const T* plane = x + p * hw;
@@ -33,12 +36,18 @@ void forward(const PoolGeometry& g, const T* x, T* y, int64_t* idx) {
           const int64_t x0 = ox * g.sw - g.pw;
           T best = -std::numeric_limits<T>::infinity();
           int64_t at = -1;
-          if (inside) {
+          if (inside && pool2x2) {  // the CNN's pool, unrolled
+            at = y0 * g.w + x0;
+            best = plane[at];
+            consider(plane, at + 1, best, at);
+            consider(plane, y0 * g.w + x0 + g.w, best, at);
+            consider(plane, y0 * g.w + x0 + g.w + 1, best, at);
+          } else if (inside) {
             at = y0 * g.w + x0;
             best = plane[at];
             for (int64_t ki = 0; ki < g.kh; ++ki) {
               const int64_t row = (y0 + ki * g.dh) * g.w + x0;
-              for (int64_t kj = 0; kj < g.kw; ++kj) consider(plane[row + kj * g.dw], row + kj * g.dw, best, at);
+              for (int64_t kj = 0; kj < g.kw; ++kj) consider(plane, row + kj * g.dw, best, at);
             }
           } else {
             for (int64_t ki = 0; ki < g.kh; ++ki) {
@@ -50,7 +59,7 @@ void forward(const PoolGeometry& g, const T* x, T* y, int64_t* idx) {
                 // The first tap inside the image starts the search, so that an all -inf window
                 // still names an element.
                 if (at < 0) best = plane[iy * g.w + ix], at = iy * g.w + ix;
-                consider(plane[iy * g.w + ix], iy * g.w + ix, best, at);
+                consider(plane, iy * g.w + ix, best, at);
               }
             }
           }
