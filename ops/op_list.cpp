@@ -20,6 +20,9 @@ std::vector<std::shared_ptr<const OpInfo>> builtin_ops() {
     declare_scan_ops();
     declare_sparse_ops();
     declare_attention_ops();
+    declare_conv_ops();
+    declare_pool_ops();
+    declare_batch_norm_ops();
     return true;
   }();
   (void)declared;

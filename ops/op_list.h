@@ -43,5 +43,8 @@ void declare_topk_ops();
 void declare_scan_ops();
 void declare_sparse_ops();
 void declare_attention_ops();
+void declare_conv_ops();
+void declare_pool_ops();
+void declare_batch_norm_ops();
 
 }  // namespace ember

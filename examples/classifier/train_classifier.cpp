@@ -1,4 +1,4 @@
-// train_classifier: trains an MLP on Fashion-MNIST with Ember's nn, optim, data and io layers.
+// train_classifier: trains an MLP (or, with --model cnn, a small CNN) on Fashion-MNIST with Ember's nn, optim, data and io layers.
 // Shows a live progress bar on stderr, prints one table row per epoch on stdout, writes the
 // metrics (CSV and JSON), a resumable checkpoint and the final model (safetensors) under --out.
 #include <omp.h>
@@ -29,6 +29,7 @@
 #include "framework/optim/sgd.h"
 #include "ops/loss/cross_entropy.h"
 #include "ops/reduce/reduce.h"
+#include "cnn_model.h"
 #include "progress_bar.h"
 #include "resume.h"
 
@@ -41,7 +42,7 @@ namespace {
 struct Config {
   std::string data_dir, out_dir, resume, json_path;
   std::vector<int64_t> hidden;
-  std::string activation, init, optimizer, schedule;
+  std::string model, activation, init, optimizer, schedule;
   int64_t epochs, stop_after, batch_size, val_size, warmup_steps, limit, threads, eval_batch;
   double lr, min_lr, weight_decay, momentum, dropout, clip;
   bool nesterov, progress, distributed;
@@ -147,7 +148,15 @@ int run(Config c) {
   mopt.dropout = c.dropout;
   mopt.init = nn::parse_init(c.init);
   mopt.seed = c.seed;
-  auto model = nn::make_mlp(sizes, mopt);
+  std::shared_ptr<nn::Sequential> model;
+  if (c.model == "cnn") {
+    examples::CnnOptions copt;
+    copt.seed = c.seed;
+    model = examples::make_cnn(copt);
+    sizes = {1, 28, 28, copt.channels1, copt.channels2, 10};  // input shape, channels, classes
+  } else {
+    model = nn::make_mlp(sizes, mopt);
+  }
   std::printf("%s\n", model->describe().c_str());
 
   std::unique_ptr<optim::Optimizer> opt;
@@ -180,7 +189,7 @@ int run(Config c) {
   const std::string ckpt_path = c.out_dir + "/checkpoint.safetensors";
   for (const char* f : {"/checkpoint.safetensors", "/metrics.csv", "/metrics.json", "/model.safetensors"})
     if (root) io::remove_stale_temp_files(c.out_dir + f);  // left by a run killed while writing
-  json config = {{"hidden", c.hidden},         {"sizes", sizes},           {"activation", c.activation},
+  json config = {{"model", c.model},          {"hidden", c.hidden},         {"sizes", sizes},           {"activation", c.activation},
                  {"init", c.init},             {"optimizer", c.optimizer}, {"lr", c.lr},
                  {"min_lr", c.min_lr},         {"schedule", c.schedule},   {"warmup_steps", sched.warmup_steps},
                  {"weight_decay", c.weight_decay}, {"momentum", c.momentum}, {"nesterov", c.nesterov},
@@ -304,7 +313,8 @@ int run(Config c) {
               {"train_seconds", total_secs},
               {"seconds_per_epoch", epochs.empty() ? 0.0 : total_secs / double(epochs.size())}};
   io::Metadata md = {{"architecture", json(sizes).dump()}, {"activation", c.activation},
-                     {"test_accuracy", std::to_string(t.accuracy)}, {"format", "ember-mlp"}};
+                     {"test_accuracy", std::to_string(t.accuracy)},
+                     {"format", c.model == "cnn" ? "ember-cnn" : "ember-mlp"}};
   io::save_module(c.out_dir + "/model.safetensors", *model, md);
   write_text(c.out_dir + "/metrics.json", doc.dump(2) + "\n");
   if (!c.json_path.empty()) write_text(c.json_path, doc.dump(2) + "\n");
@@ -323,6 +333,9 @@ int main(int argc, char** argv) {
   options.add_options()
     ("data", "folder with the Fashion-MNIST IDX files", cxxopts::value<std::string>()->default_value(data::kFashionMnistDir))
     ("out", "output folder", cxxopts::value<std::string>()->default_value("results/classifier"))
+    ("model", "mlp, or cnn: two blocks of 3x3 conv (32 and 64 channels), batch norm, ReLU and 2x2 max pool, then a "
+              "linear layer (--hidden, --activation, --init and --dropout apply to the MLP only)",
+     cxxopts::value<std::string>()->default_value("mlp"))
     ("hidden", "hidden layer sizes, comma-separated", cxxopts::value<std::string>()->default_value("256,128"))
     ("activation", "relu, gelu, tanh or sigmoid", cxxopts::value<std::string>()->default_value("relu"))
     ("init", "weight initialisation: kaiming, xavier or default (PyTorch's)", cxxopts::value<std::string>()->default_value("kaiming"))
@@ -342,8 +355,9 @@ int main(int argc, char** argv) {
     ("val-size", "training images held out for validation", cxxopts::value<int64_t>()->default_value("5000"))
     ("limit", "use only the first N images of each split (0: all), for quick runs", cxxopts::value<int64_t>()->default_value("0"))
     ("seed", "seed for initialisation, split and shuffling", cxxopts::value<uint64_t>()->default_value("0"))
-    ("threads", "OpenMP threads; 0: OMP_NUM_THREADS or all cores. Default 1: at batch 128 this MLP's products are too "
-                "small for a second thread to pay off, and on a busy machine threads stall at barriers (see README)",
+    ("threads", "OpenMP threads; 0: OMP_NUM_THREADS or all cores. Default 1 for the MLP: at batch 128 its products are "
+                "too small for a second thread to pay off, and on a busy machine threads stall at barriers (see README); "
+                "default 2 for the CNN, whose images split evenly between threads",
      cxxopts::value<int64_t>()->default_value("1"))
     ("resume", "continue from this checkpoint (e.g. results/classifier/checkpoint.safetensors)", cxxopts::value<std::string>()->default_value(""))
     ("json", "also write the metrics document to this path", cxxopts::value<std::string>()->default_value(""))
@@ -375,7 +389,10 @@ int main(int argc, char** argv) {
     c.val_size = cli::flag<int64_t>(r, "val-size", 0, int64_t(1) << 30);
     c.warmup_steps = cli::flag<int64_t>(r, "warmup-steps", 0, int64_t(1) << 40);
     c.limit = cli::flag<int64_t>(r, "limit", 0, int64_t(1) << 40, "0 (all) or a positive image count");
+    c.model = r["model"].as<std::string>();
+    EMBER_CHECK(c.model == "mlp" || c.model == "cnn", "--model: unknown '", c.model, "' (expected mlp or cnn)");
     c.threads = cli::flag<int64_t>(r, "threads", 0, cli::kMaxThreads);
+    if (c.model == "cnn" && r.count("threads") == 0) c.threads = 2;
     c.eval_batch = 1000;
     c.lr = cli::flag<double>(r, "lr", 1e-12, 10, "a learning rate from 1e-12 to 10");
     c.min_lr = cli::flag<double>(r, "min-lr", 0, c.lr, str("0 to --lr (", c.lr, ")"));

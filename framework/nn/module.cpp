@@ -10,6 +10,7 @@ void Module::check_new_name(const std::string& name) const {
   EMBER_CHECK(!name.empty() && name.find('.') == std::string::npos, "Module: invalid name '", name,
               "' (names must be non-empty and must not contain '.')");
   for (const auto& [n, t] : params_) EMBER_CHECK(n != name, "Module: a parameter named '", name, "' already exists");
+  for (const auto& [n, t] : buffers_) EMBER_CHECK(n != name, "Module: a buffer named '", name, "' already exists");
   for (const auto& [n, m] : children_) EMBER_CHECK(n != name, "Module: a submodule named '", name, "' already exists");
 }
 
@@ -24,6 +25,14 @@ Tensor Module::register_parameter(const std::string& name, Tensor value) {
   return p;
 }
 
+Tensor Module::register_buffer(const std::string& name, Tensor value) {
+  check_new_name(name);
+  EMBER_CHECK(value.defined(), "Module: buffer '", name, "' is undefined");
+  Tensor b = value.detach().contiguous();
+  buffers_.emplace_back(name, b);
+  return b;
+}
+
 void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {
   check_new_name(name);
   EMBER_CHECK(module != nullptr, "Module: submodule '", name, "' is null");
@@ -31,14 +40,20 @@ void Module::add_child(const std::string& name, std::shared_ptr<Module> module) 
   children_.emplace_back(name, std::move(module));
 }
 
-void Module::collect(const std::string& prefix, NamedTensors& out) const {
-  for (const auto& [n, t] : params_) out.emplace_back(prefix + n, t);
-  for (const auto& [n, m] : children_) m->collect(prefix + n + ".", out);
+void Module::collect(const std::string& prefix, NamedTensors& out, bool buffers) const {
+  for (const auto& [n, t] : buffers ? buffers_ : params_) out.emplace_back(prefix + n, t);
+  for (const auto& [n, m] : children_) m->collect(prefix + n + ".", out, buffers);
 }
 
 NamedTensors Module::named_parameters() const {
   NamedTensors out;
-  collect("", out);
+  collect("", out, false);
+  return out;
+}
+
+NamedTensors Module::named_buffers() const {
+  NamedTensors out;
+  collect("", out, true);
   return out;
 }
 
@@ -66,6 +81,7 @@ void Module::zero_grad() {
 NamedTensors Module::state_dict() const {
   NamedTensors out;
   for (auto& [n, t] : named_parameters()) out.emplace_back(n, t.detach());
+  for (auto& [n, t] : named_buffers()) out.emplace_back(n, t);
   return out;
 }
 
@@ -75,6 +91,7 @@ void Module::load_state_dict(const NamedTensors& state, bool strict) {
     EMBER_CHECK(given.emplace(n, &t).second, "load_state_dict: the state holds '", n, "' twice");
   }
   NamedTensors mine = named_parameters();
+  for (auto& nt : named_buffers()) mine.push_back(nt);
   // Check everything before writing anything, so that a failed load leaves the model untouched.
   size_t matched = 0;
   for (const auto& [n, p] : mine) {

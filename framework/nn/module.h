@@ -33,6 +33,8 @@ class Module {
   NamedTensors named_parameters() const;
   std::vector<Tensor> parameters() const;
   int64_t num_parameters() const;  // total element count
+  // Every buffer (state that is not trained, such as BatchNorm's running statistics), likewise.
+  NamedTensors named_buffers() const;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const { return children_; }
 
   // Training mode (dropout active) or evaluation mode, for this module and every submodule.
@@ -42,7 +44,8 @@ class Module {
 
   void zero_grad();  // drops every parameter's accumulated gradient
 
-  // The parameters' values without autograd boxes (sharing storage with the parameters).
+  // The parameters' values without autograd boxes (sharing storage with the parameters), then
+  // the buffers'.
   NamedTensors state_dict() const;
   // Copies values into the parameters. Every name, shape and dtype must match (the message names
   // the first one that differs); with strict=false names absent from `state` are left as they are
@@ -54,6 +57,9 @@ class Module {
  protected:
   // Marks `value` as a trainable leaf and registers it; returns the handle to keep as a member.
   Tensor register_parameter(const std::string& name, Tensor value);
+  // Registers state that the module updates itself (no gradient), saved and loaded with the
+  // parameters; returns the handle to keep as a member (it shares storage with the registered one).
+  Tensor register_buffer(const std::string& name, Tensor value);
   template <class M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
     add_child(name, module);
@@ -63,9 +69,9 @@ class Module {
  private:
   void add_child(const std::string& name, std::shared_ptr<Module> module);
   void check_new_name(const std::string& name) const;
-  void collect(const std::string& prefix, NamedTensors& out) const;
+  void collect(const std::string& prefix, NamedTensors& out, bool buffers) const;
 
-  NamedTensors params_;
+  NamedTensors params_, buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
 };

@@ -15,6 +15,8 @@ from ._ember import (  # noqa: F401  (the public C++ surface, re-exported)
     matmul, linear, softmax, log_softmax, logsumexp, layer_norm, cross_entropy, embedding, dropout,
     attention, reshape, view, transpose, permute, slice, expand, unsqueeze, squeeze, copy, concat,
     stack, split, topk, sort, embedding_backward, slice_backward,
+    conv2d, conv1d, conv2d_input_grad, conv2d_weight_grad, max_pool2d, avg_pool2d, adaptive_avg_pool2d,
+    batch_norm, group_norm, rms_norm,
     registered_ops, custom_op_names, grad_enabled,
     save_file, load_file, load_file_metadata, save_npy, load_npy,
 )

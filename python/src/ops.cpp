@@ -32,6 +32,22 @@ using nb::arg;
 // result after taking it back.
 std::pair<Tensor, Tensor> pair(const TopK& r) { return {r.values, r.indices}; }
 
+// A size given as one int or two, as PyTorch's conv and pool arguments: [k] means [k, k].
+Pair pair2(const std::vector<int64_t>& v, const char* what) {
+  EMBER_CHECK(v.size() == 1 || v.size() == 2, what, ": expected one or two sizes, got ", v.size());
+  return {v[0], v.size() == 2 ? v[1] : v[0]};
+}
+Conv2dOptions conv_options(const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                           const std::vector<int64_t>& dilation, int64_t groups) {
+  Conv2dOptions o;
+  o.stride = pair2(stride, "conv2d: stride");
+  o.padding = pair2(padding, "conv2d: padding");
+  o.dilation = pair2(dilation, "conv2d: dilation");
+  o.groups = groups;
+  return o;
+}
+using Sizes = const std::vector<int64_t>&;
+
 }  // namespace
 
 void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
@@ -85,6 +101,25 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   b.fm("log_softmax", [](T x, int64_t d) { return log_softmax(x, d); }, arg("x"), arg("dim") = -1);
   b.fm("logsumexp", [](T x, int64_t d, bool k) { return logsumexp(x, d, k); }, arg("x"), arg("dim") = -1, arg("keepdim") = false);
   b.fm("layer_norm", [](T x, T w, T bias, double eps) { return layer_norm(x, w, bias, eps); }, arg("x"), arg("weight"), arg("bias"), arg("eps") = 1e-5);
+  b.fm("batch_norm", [](T x, std::optional<Tensor> rm, std::optional<Tensor> rv, std::optional<Tensor> w, std::optional<Tensor> bias, bool training, double momentum, double eps) {
+    return batch_norm(x, rm ? *rm : Tensor(), rv ? *rv : Tensor(), w ? *w : Tensor(), bias ? *bias : Tensor(), training, momentum, eps);
+  }, arg("x"), arg("running_mean") = nb::none(), arg("running_var") = nb::none(), arg("weight") = nb::none(), arg("bias") = nb::none(), arg("training") = false, arg("momentum") = 0.1, arg("eps") = 1e-5);
+  b.fm("group_norm", [](T x, int64_t groups, std::optional<Tensor> w, std::optional<Tensor> bias, double eps) { return group_norm(x, groups, w ? *w : Tensor(), bias ? *bias : Tensor(), eps); }, arg("x"), arg("num_groups"), arg("weight") = nb::none(), arg("bias") = nb::none(), arg("eps") = 1e-5);
+  b.fm("rms_norm", [](T x, std::optional<Tensor> w, double eps) { return rms_norm(x, w ? *w : Tensor(), eps); }, arg("x"), arg("weight") = nb::none(), arg("eps") = 1e-6);
+  // convolution and pooling (NCHW; sizes as one int or two)
+  b.fm("conv2d", [](T x, T w, std::optional<Tensor> bias, Sizes stride, Sizes padding, Sizes dilation, int64_t groups) {
+    return conv2d(x, w, bias ? *bias : Tensor(), conv_options(stride, padding, dilation, groups));
+  }, arg("x"), arg("weight"), arg("bias") = nb::none(), arg("stride") = std::vector<int64_t>{1}, arg("padding") = std::vector<int64_t>{0}, arg("dilation") = std::vector<int64_t>{1}, arg("groups") = 1);
+  b.fm("conv1d", [](T x, T w, std::optional<Tensor> bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups) {
+    return conv1d(x, w, bias ? *bias : Tensor(), stride, padding, dilation, groups);
+  }, arg("x"), arg("weight"), arg("bias") = nb::none(), arg("stride") = 1, arg("padding") = 0, arg("dilation") = 1, arg("groups") = 1);
+  b.fm("max_pool2d", [](T x, Sizes k, std::optional<std::vector<int64_t>> s, Sizes p, Sizes d) {
+    return max_pool2d(x, pair2(k, "max_pool2d: kernel_size"), s ? pair2(*s, "max_pool2d: stride") : Pair{0, 0}, pair2(p, "max_pool2d: padding"), pair2(d, "max_pool2d: dilation"));
+  }, arg("x"), arg("kernel_size"), arg("stride") = nb::none(), arg("padding") = std::vector<int64_t>{0}, arg("dilation") = std::vector<int64_t>{1});
+  b.fm("avg_pool2d", [](T x, Sizes k, std::optional<std::vector<int64_t>> s, Sizes p) {
+    return avg_pool2d(x, pair2(k, "avg_pool2d: kernel_size"), s ? pair2(*s, "avg_pool2d: stride") : Pair{0, 0}, pair2(p, "avg_pool2d: padding"));
+  }, arg("x"), arg("kernel_size"), arg("stride") = nb::none(), arg("padding") = std::vector<int64_t>{0});
+  b.fm("adaptive_avg_pool2d", [](T x, Sizes out) { return adaptive_avg_pool2d(x, pair2(out, "adaptive_avg_pool2d: output_size")); }, arg("x"), arg("output_size"));
   b.fm("cross_entropy", [](T logits, T targets) { return cross_entropy(logits, targets); }, arg("logits"), arg("targets"));
   b.fn("embedding", [](T w, T ids) { return embedding(w, ids); }, arg("weight"), arg("ids"));
   b.fm("dropout", [](T x, double p, bool training) { return dropout(x, p, training); }, arg("x"), arg("p"), arg("training") = true);
@@ -114,6 +149,12 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   b.fm("sort", [](T x, bool descending) { return pair(sort(x, descending)); }, arg("x"), arg("descending") = false);
   // backward helpers, public in C++ and useful to check a rule by hand
   b.fn("embedding_backward", [](T g, T ids, int64_t n) { return embedding_backward(g, ids, n); }, arg("g"), arg("ids"), arg("num_embeddings"));
+  b.fn("conv2d_input_grad", [](T g, T w, const Shape& xs, Sizes stride, Sizes padding, Sizes dilation, int64_t groups) {
+    return conv2d_input_grad(g, w, xs, conv_options(stride, padding, dilation, groups));
+  }, arg("g"), arg("weight"), arg("input_shape"), arg("stride") = std::vector<int64_t>{1}, arg("padding") = std::vector<int64_t>{0}, arg("dilation") = std::vector<int64_t>{1}, arg("groups") = 1);
+  b.fn("conv2d_weight_grad", [](T x, T g, const Shape& ws, Sizes stride, Sizes padding, Sizes dilation, int64_t groups) {
+    return conv2d_weight_grad(x, g, ws, conv_options(stride, padding, dilation, groups));
+  }, arg("x"), arg("g"), arg("weight_shape"), arg("stride") = std::vector<int64_t>{1}, arg("padding") = std::vector<int64_t>{0}, arg("dilation") = std::vector<int64_t>{1}, arg("groups") = 1);
   b.fn("slice_backward", [](T g, const Shape& s, int64_t d, int64_t st, int64_t step) { return slice_backward(g, s, d, st, step); }, arg("g"), arg("shape"), arg("dim"), arg("start"), arg("step"));
 
   // The op table itself: every primitive with what it declares (bench_ops --list's columns).

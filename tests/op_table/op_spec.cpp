@@ -13,6 +13,7 @@ const std::vector<OpSpec>& all_specs() {
     add_select_specs(out);
     add_sparse_specs(out);
     add_attention_specs(out);
+    add_conv_pool_norm_specs(out);
     return out;
   }();
   return specs;

@@ -29,13 +29,13 @@ std::vector<BinaryCase> cases() {
   };
 }
 
-struct Pair {
+struct OperandPair {
   std::string what;
   Tensor a, b;
 };
 
 // Operand pairs: broadcasting in both directions, scalars on either side, and views.
-std::vector<Pair> pairs(const BinaryCase& c, uint64_t s) {
+std::vector<OperandPair> pairs(const BinaryCase& c, uint64_t s) {
   bool pa = c.positive_a, pb = c.positive_b;
   return {
       {"same [2,3]", random({2, 3}, s, pa), random({2, 3}, s + 1, pb)},
@@ -56,7 +56,7 @@ std::vector<Pair> pairs(const BinaryCase& c, uint64_t s) {
 
 TEST(Binary, ValuesMatchFloat64Reference) {
   for (const BinaryCase& c : cases())
-    for (const Pair& p : pairs(c, 10)) {
+    for (const OperandPair& p : pairs(c, 10)) {
       Tensor y = c.op(p.a, p.b);
       EXPECT_EQ(y.shape(), ref_broadcast(p.a.shape(), p.b.shape())) << c.name << " " << p.what;
       EXPECT_TRUE(y.is_contiguous());
@@ -100,7 +100,7 @@ TEST(Binary, Int64Arithmetic) {
 
 TEST(Binary, Gradcheck) {
   for (const BinaryCase& c : cases())
-    for (const Pair& p : pairs(c, 20)) {
+    for (const OperandPair& p : pairs(c, 20)) {
       EXPECT_TRUE(grad_ok([&](const std::vector<Tensor>& in) { return c.op(in[0], in[1]); }, {p.a, p.b}))
           << c.name << " on " << p.what;
     }
