@@ -23,6 +23,7 @@
 #include "ops/norm/layer_norm.h"
 #include "ops/op_list.h"
 #include "ops/reduce/reduce.h"
+#include "ops/select/indexing.h"
 #include "ops/select/select.h"
 #include "ops/shape/shape_ops.h"
 #include "ops/softmax/softmax.h"
