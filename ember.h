@@ -18,6 +18,7 @@
 #include "ops/elementwise/elementwise.h"
 #include "ops/embedding/embedding.h"
 #include "ops/loss/cross_entropy.h"
+#include "ops/loss/losses.h"
 #include "ops/linear/linear.h"
 #include "ops/matmul/matmul.h"
 #include "ops/norm/layer_norm.h"
