@@ -174,7 +174,7 @@ int main(int argc, char** argv) {
   const int warmup = 3;
   std::vector<Row> rows = {
       {"forward", median_ms([&] { softplus_fused(x); }, warmup, repeats), median_ms([&] { softplus_composite(x); }, warmup, repeats)},
-      {"forward + backward (grad of sum)", median_ms(fwd_grad(softplus), warmup, repeats),
+      {"forward + backward (grad of sum)", median_ms(fwd_grad(softplus_fused), warmup, repeats),
        median_ms(fwd_grad(softplus_composite), warmup, repeats)}};
   std::printf("\nTiming: %lld %s elements, median of %d runs after %d warm-up, %d thread(s), %s\n\n", (long long)n,
               dts.c_str(), repeats, warmup, num_threads(), cpu_name().c_str());
