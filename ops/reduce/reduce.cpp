@@ -307,8 +307,13 @@ Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim) {
     return keepdim ? m : m.reshape(reduced_shape(x.shape(), d, false));
   }
   if (p == 1) return sum(abs(x), dims, keepdim);
-  if (p == 2) return sqrt(sum(x * x, dims, keepdim));
-  return pow(sum(pow(abs(x), p), dims, keepdim), 1.0 / p);
+  Tensor s = p == 2 ? sum(x * x, dims, keepdim) : sum(pow(abs(x), p), dims, keepdim);
+  // The root's slope is infinite at 0: an all-zero slice takes the zero subgradient (as PyTorch)
+  // instead of inf * 0 = NaN, by keeping 0 out of the root.
+  Tensor zero = eq(s.detach(), scalar_like(s, 0.0));
+  Tensor safe = where(zero, scalar_like(s, 1.0), s);
+  Tensor root = p == 2 ? sqrt(safe) : pow(safe, 1.0 / p);
+  return where(zero, scalar_like(s, 0.0), root);
 }
 
 Tensor sum_to(const Tensor& x, const Shape& shape) {

@@ -278,5 +278,14 @@ TEST(Reduce, NormForP1P2PInfAndGeneralP) {
   EXPECT_NEAR(norm(x).item(), std::sqrt(sum(x * x).item()), 1e-12);
   EXPECT_EQ(norm(x, INFINITY, {0, 1}, true).shape(), (Shape{1, 1}));
   EXPECT_DOUBLE_EQ(norm(x, INFINITY).item(), max(abs(x)).item());
+  // An all-zero row has norm 0 and the zero subgradient, not NaN.
+  Tensor z = concat({zeros({1, 5}, DType::Float64), x}, 0);
+  for (double p : {2.0, 3.0}) {
+    Tensor g = grad([p](const Tensor& v) { return sum(norm(v, p, {1})); })(z);
+    std::vector<double> gv = g.to_vector<double>();
+    for (size_t i = 0; i < 5; ++i) EXPECT_EQ(gv[i], 0.0) << p;
+    EXPECT_TRUE(all_close(slice(g, 0, 1, 4), grad([p](const Tensor& v) { return sum(norm(v, p, {1})); })(x), 1e-14, 1e-14));
+    EXPECT_EQ(norm(z, p, {1}).at({0}), 0.0);
+  }
   EXPECT_EMBER_ERROR(norm(x, 0.5), "norm: p must be at least 1");
 }
