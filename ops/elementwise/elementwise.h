@@ -34,7 +34,7 @@ Tensor sign(const Tensor& x);   // -1, 0 or 1; its gradient is zero
 Tensor log1p(const Tensor& x);  // log(1 + x), accurate for small x
 Tensor expm1(const Tensor& x);  // e^x - 1, accurate for small x
 Tensor silu(const Tensor& x);   // x * sigmoid(x)
-// x limited to [lo, hi]; the gradient passes where lo <= x <= hi (bounds included, as PyTorch).
+// x limited to [lo, hi]; the gradient passes where lo < x < hi (zero on the bounds, as PyTorch 2.15).
 Tensor clamp(const Tensor& x, double lo, double hi);
 Tensor clamp_min(const Tensor& x, double lo);
 Tensor clamp_max(const Tensor& x, double hi);

@@ -147,10 +147,11 @@ struct UnaryPrims {
     Tensor s = ember::sigmoid(v);
     return s * (1.0 + v * (1.0 - s));
   }, false);
-  // Inside [a, b] (bounds included, as PyTorch) the gradient passes; outside it is zero.
+  // Strictly inside (a, b) the gradient passes; on a bound and outside it is zero, as PyTorch 2.15
+  // does for scalar bounds (measured against the peer venv; older releases passed it on the bounds).
   Primitive<UnaryParams> clamp = unary_param_primitive("clamp", kX, [](const Tensor& v, const Tensor&, const UnaryParams& p) {
     Tensor x = v.detach();
-    return ge(x, scalar_like(x, p.a)) * le(x, scalar_like(x, p.b));
+    return gt(x, scalar_like(x, p.a)) * lt(x, scalar_like(x, p.b));
   });
   Primitive<UnaryParams> leaky_relu = unary_param_primitive(
       "leaky_relu", kX, [](const Tensor& v, const Tensor&, const UnaryParams& p) { return positive_mask(v, p.a); });
