@@ -98,6 +98,11 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   b.fm("argmax", [](T x, int64_t d, bool k) { return argmax(x, d, k); }, arg("x"), arg("dim"), arg("keepdim") = false);
   b.fm("min", [](T x, std::optional<int64_t> d, bool k) { return d ? min(x, *d, k) : min(x); }, arg("x"), arg("dim") = nb::none(), arg("keepdim") = false);
   b.fm("argmin", [](T x, int64_t d, bool k) { return argmin(x, d, k); }, arg("x"), arg("dim"), arg("keepdim") = false);
+  // Like sum: an int dim first, then a sequence or None (every dim).
+  b.fm("prod", [](T x, int64_t d, bool k) { return prod(x, {d}, k); }, arg("x"), arg("dim"), arg("keepdim") = false);
+  b.fm("var", [](T x, int64_t d, double c, bool k) { return var(x, {d}, c, k); }, arg("x"), arg("dim"), arg("correction") = 1.0, arg("keepdim") = false);
+  b.fm("std", [](T x, int64_t d, double c, bool k) { return ember::std(x, {d}, c, k); }, arg("x"), arg("dim"), arg("correction") = 1.0, arg("keepdim") = false);
+  b.fm("norm", [](T x, double p, int64_t d, bool k) { return norm(x, p, {d}, k); }, arg("x"), arg("p"), arg("dim"), arg("keepdim") = false);
   b.fm("prod", [](T x, std::optional<Shape> d, bool k) { return prod(x, d ? *d : Shape{}, k); }, arg("x"), arg("dim") = nb::none(), arg("keepdim") = false);
   b.fm("var", [](T x, std::optional<Shape> d, double c, bool k) { return var(x, d ? *d : Shape{}, c, k); }, arg("x"), arg("dim") = nb::none(), arg("correction") = 1.0, arg("keepdim") = false);
   b.fm("std", [](T x, std::optional<Shape> d, double c, bool k) { return ember::std(x, d ? *d : Shape{}, c, k); }, arg("x"), arg("dim") = nb::none(), arg("correction") = 1.0, arg("keepdim") = false);
