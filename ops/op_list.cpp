@@ -18,6 +18,7 @@ std::vector<std::shared_ptr<const OpInfo>> builtin_ops() {
     declare_dropout_ops();
     declare_topk_ops();
     declare_scan_ops();
+    declare_index_ops();
     declare_sparse_ops();
     declare_attention_ops();
     declare_conv_ops();

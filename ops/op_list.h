@@ -41,6 +41,7 @@ void declare_embedding_ops();
 void declare_dropout_ops();
 void declare_topk_ops();
 void declare_scan_ops();
+void declare_index_ops();
 void declare_sparse_ops();
 void declare_attention_ops();
 void declare_conv_ops();

@@ -47,7 +47,8 @@ inline const ember::CustomOp& softplus_op() {
   return op;
 }
 
-inline ember::Tensor softplus(const ember::Tensor& x) { return softplus_op()(x); }
+// Not named softplus: ember::softplus is the built-in (a parametric unary primitive), found by ADL.
+inline ember::Tensor softplus_fused(const ember::Tensor& x) { return softplus_op()(x); }
 
 // The same function from Ember's built-in ops (seven primitives), for comparison.
 inline ember::Tensor softplus_composite(const ember::Tensor& x) {

@@ -126,6 +126,13 @@ Tensor comparison(BinaryOp op, const Tensor& a, const Tensor& b) {
   return binary_kernel(op, a.detach(), b.detach());
 }
 
+// The share of maximum's (op Gt) or minimum's (op Lt) gradient that goes to the first operand: 1
+// where it wins, 1/2 on a tie (PyTorch's rule: the derivative is the mean of the one-sided ones),
+// 0 where it loses. A constant, as the choice is.
+Tensor first_wins(BinaryOp op, const Tensor& x, const Tensor& y) {
+  return comparison(op, x, y) + 0.5 * comparison(BinaryOp::Eq, x, y);
+}
+
 }  // namespace
 
 Tensor scalar_like(const Tensor& x, double v) { return scalar(v, x.dtype(), x.device()); }
@@ -171,21 +178,21 @@ struct BinaryPrims {
   Primitive<> maximum = binary_primitive(
       BinaryOp::Max, {0, 1}, false,
       [](const Tensor& g, int i, const Tensor& x, const Tensor& y, const Tensor&) {
-        Tensor m = ge(x, y);  // ties go to a
+        Tensor m = first_wins(BinaryOp::Gt, x, y);
         return i == 0 ? g * m : g * (1.0 - m);
       },
       [](const Tensor& ta, const Tensor& tb, const Tensor& x, const Tensor& y, const Tensor& ans) {
-        Tensor m = ge(x, y);
+        Tensor m = first_wins(BinaryOp::Gt, x, y);
         return tangent_sum({ta.defined() ? ta * m : ta, tb.defined() ? tb * (1.0 - m) : tb}, ans.shape());
       });
   Primitive<> minimum = binary_primitive(
       BinaryOp::Min, {0, 1}, false,
       [](const Tensor& g, int i, const Tensor& x, const Tensor& y, const Tensor&) {
-        Tensor m = le(x, y);
+        Tensor m = first_wins(BinaryOp::Lt, x, y);
         return i == 0 ? g * m : g * (1.0 - m);
       },
       [](const Tensor& ta, const Tensor& tb, const Tensor& x, const Tensor& y, const Tensor& ans) {
-        Tensor m = le(x, y);
+        Tensor m = first_wins(BinaryOp::Lt, x, y);
         return tangent_sum({ta.defined() ? ta * m : ta, tb.defined() ? tb * (1.0 - m) : tb}, ans.shape());
       });
   // where(cond, a, b): cond (input 0) carries no gradient.

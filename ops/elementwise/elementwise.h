@@ -13,6 +13,7 @@ Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);
 Tensor pow(const Tensor& a, const Tensor& b);  // a > 0 where b's gradient is wanted
 Tensor pow(const Tensor& a, double exponent);
+// Where a == b the gradient is split half and half between the operands, as PyTorch does.
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
 
@@ -29,6 +30,18 @@ Tensor sqrt(const Tensor& x);
 Tensor erf(const Tensor& x);
 Tensor abs(const Tensor& x);
 Tensor square(const Tensor& x);
+Tensor sign(const Tensor& x);   // -1, 0 or 1; its gradient is zero
+Tensor log1p(const Tensor& x);  // log(1 + x), accurate for small x
+Tensor expm1(const Tensor& x);  // e^x - 1, accurate for small x
+Tensor silu(const Tensor& x);   // x * sigmoid(x)
+// x limited to [lo, hi]; the gradient passes where lo < x < hi (zero on the bounds, as PyTorch 2.15).
+Tensor clamp(const Tensor& x, double lo, double hi);
+Tensor clamp_min(const Tensor& x, double lo);
+Tensor clamp_max(const Tensor& x, double hi);
+Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
+Tensor elu(const Tensor& x, double alpha = 1.0);
+// log(1 + e^(beta x)) / beta, and x where beta x > threshold; stable for any x.
+Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0);
 
 // Comparisons: not differentiable; 1 where true, 0 elsewhere, in the operands' dtype.
 Tensor gt(const Tensor& a, const Tensor& b);

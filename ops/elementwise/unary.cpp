@@ -1,5 +1,6 @@
 // Unary primitives, one line each: a kernel kind and a derivative factor d(x, y) (y = f(x)), built
 // from Ember ops so that it is itself differentiable; the VJP is g * d and the JVP is t * d.
+#include <limits>
 #include <type_traits>
 
 #include "framework/autograd/primitive.h"
@@ -30,7 +31,8 @@ Tensor unary_cpu(UnaryOp op, const Tensor& x) {
   case UnaryOp::K: return cpu::unary_loop<T>(x, x.dtype(), [](T v) { return apply_unary(UnaryOp::K, v); });
     EMBER_CASE(Neg) EMBER_CASE(Exp) EMBER_CASE(Log) EMBER_CASE(Sin) EMBER_CASE(Cos) EMBER_CASE(Tanh)
     EMBER_CASE(Sigmoid) EMBER_CASE(Relu) EMBER_CASE(Gelu) EMBER_CASE(GeluTanh) EMBER_CASE(Sqrt)
-    EMBER_CASE(Erf) EMBER_CASE(Abs) EMBER_CASE(Square) EMBER_CASE(Sign)
+    EMBER_CASE(Erf) EMBER_CASE(Abs) EMBER_CASE(Square) EMBER_CASE(Sign) EMBER_CASE(Log1p) EMBER_CASE(Expm1)
+    EMBER_CASE(Silu)
 #undef EMBER_CASE
   }
   throw Error("unary op: unknown kind");
@@ -52,14 +54,55 @@ namespace {
 enum Reads { kX = 1, kY = 2 };
 using Deriv = Tensor (*)(const Tensor& x, const Tensor& y);
 
-Primitive<> unary_primitive(const char* name, UnaryOp op, unsigned reads, Deriv deriv) {
+Primitive<> unary_primitive(const char* name, UnaryOp op, unsigned reads, Deriv deriv, bool on_cuda = true) {
   Primitive<> p(name);
-  p.cpu([op](const Args& a, const NoAttrs&) { return unary_kernel(op, a[0]); })
-      .cuda([op](const Args& a, const NoAttrs&) { return cuda_kernels::unary(op, a[0]); })
-      .saves(reads & kX ? std::vector<int>{0} : std::vector<int>{}, reads & kY)
+  p.cpu([op](const Args& a, const NoAttrs&) { return unary_kernel(op, a[0]); });
+  if (on_cuda) p.cuda([op](const Args& a, const NoAttrs&) { return cuda_kernels::unary(op, a[0]); });
+  p.saves(reads & kX ? std::vector<int>{0} : std::vector<int>{}, reads & kY)
       .vjp([deriv](const Tensor& g, const OpCall<>& c) { return Grads{g * deriv(c.in[0], c.out)}; })
       .jvp([deriv](const Args& t, const OpCall<>& c) { return t[0] * deriv(c.in[0], c.out); });
   return p;
+}
+
+// The same for the functions with scalar parameters; the factor also reads them.
+struct UnaryParams {
+  UnaryParamOp op;
+  double a, b;
+};
+using ParamDeriv = Tensor (*)(const Tensor& x, const Tensor& y, const UnaryParams& p);
+
+// One loop instantiation per kind, as for unary_cpu.
+template <class T>
+Tensor unary_param_cpu(const Tensor& x, const UnaryParams& p) {
+  const T a = T(p.a), b = T(p.b);
+  switch (p.op) {
+#define EMBER_CASE(K)   \
+  case UnaryParamOp::K: \
+    return cpu::unary_loop<T>(x, x.dtype(), [a, b](T v) { return apply_unary_param(UnaryParamOp::K, v, a, b); });
+    EMBER_CASE(Clamp) EMBER_CASE(LeakyRelu) EMBER_CASE(Elu) EMBER_CASE(Softplus)
+#undef EMBER_CASE
+  }
+  throw Error("unary op: unknown kind");
+}
+
+Tensor unary_param_kernel(const Tensor& x, const UnaryParams& p) {
+  check_cpu(x, "unary op");
+  return EMBER_DISPATCH_FLOAT(x.dtype(), "unary op", [&] { return unary_param_cpu<scalar_t>(x, p); });
+}
+
+Primitive<UnaryParams> unary_param_primitive(const char* name, unsigned reads, ParamDeriv deriv) {
+  Primitive<UnaryParams> p(name);
+  p.cpu([](const Args& a, const UnaryParams& at) { return unary_param_kernel(a[0], at); })
+      .saves(reads & kX ? std::vector<int>{0} : std::vector<int>{}, reads & kY)
+      .vjp([deriv](const Tensor& g, const OpCall<UnaryParams>& c) { return Grads{g * deriv(c.in[0], c.out, c.attrs)}; })
+      .jvp([deriv](const Args& t, const OpCall<UnaryParams>& c) { return t[0] * deriv(c.in[0], c.out, c.attrs); });
+  return p;
+}
+
+// 1 where x > 0, else `below`: a constant (the kink's second derivative is zero almost everywhere).
+Tensor positive_mask(const Tensor& x, double below) {
+  Tensor pos = gt(x.detach(), scalar_like(x, 0.0));
+  return below == 0.0 ? pos : pos + below * (1.0 - pos);
 }
 
 constexpr double kInvSqrt2 = 0.70710678118654752440;
@@ -85,6 +128,34 @@ struct UnaryPrims {
                                     [](const Tensor& v, const Tensor&) { return kTwoOverSqrtPi * ember::exp(-(v * v)); });
   Primitive<> abs = unary_primitive("abs", UnaryOp::Abs, kX,
                                     [](const Tensor& v, const Tensor&) { return unary_kernel(UnaryOp::Sign, v.detach()); });
+  // sign is flat wherever it is differentiable, as in PyTorch.
+  Primitive<> sign = unary_primitive("sign", UnaryOp::Sign, kX, [](const Tensor& v, const Tensor&) { return scalar_like(v, 0.0); });
+  Primitive<> log1p = unary_primitive("log1p", UnaryOp::Log1p, kX, [](const Tensor& v, const Tensor&) { return 1.0 / (1.0 + v); },
+                                      false);
+  Primitive<> expm1 = unary_primitive("expm1", UnaryOp::Expm1, kY, [](const Tensor&, const Tensor& y) { return y + 1.0; }, false);
+  // d/dx x s(x) = s (1 + x (1 - s))
+  Primitive<> silu = unary_primitive("silu", UnaryOp::Silu, kX, [](const Tensor& v, const Tensor&) {
+    Tensor s = ember::sigmoid(v);
+    return s * (1.0 + v * (1.0 - s));
+  }, false);
+  // Strictly inside (a, b) the gradient passes; on a bound and outside it is zero, as PyTorch 2.15
+  // does for scalar bounds (measured against the peer venv; older releases passed it on the bounds).
+  Primitive<UnaryParams> clamp = unary_param_primitive("clamp", kX, [](const Tensor& v, const Tensor&, const UnaryParams& p) {
+    Tensor x = v.detach();
+    return gt(x, scalar_like(x, p.a)) * lt(x, scalar_like(x, p.b));
+  });
+  Primitive<UnaryParams> leaky_relu = unary_param_primitive(
+      "leaky_relu", kX, [](const Tensor& v, const Tensor&, const UnaryParams& p) { return positive_mask(v, p.a); });
+  // Below zero y = a (e^x - 1), so dy/dx = y + a, differentiable again through y.
+  Primitive<UnaryParams> elu = unary_param_primitive("elu", kX | kY, [](const Tensor& v, const Tensor& y, const UnaryParams& p) {
+    Tensor pos = positive_mask(v, 0.0);
+    return pos + (1.0 - pos) * (y + p.a);
+  });
+  // d/dx log(1 + e^(a x)) / a = sigmoid(a x); 1 above the threshold, where the forward is x.
+  Primitive<UnaryParams> softplus = unary_param_primitive("softplus", kX, [](const Tensor& v, const Tensor&, const UnaryParams& p) {
+    Tensor linear = gt(p.a * v.detach(), scalar_like(v, p.b));
+    return linear + (1.0 - linear) * ember::sigmoid(p.a * v);
+  });
   Primitive<> square = unary_primitive("square", UnaryOp::Square, kX, [](const Tensor& v, const Tensor&) { return 2.0 * v; });
   // d/dx x*Phi(x) = Phi(x) + x*phi(x)
   Primitive<> gelu = unary_primitive("gelu", UnaryOp::Gelu, kX, [](const Tensor& v, const Tensor&) {
@@ -103,12 +174,13 @@ const UnaryPrims& prims() {
   return p;
 }
 
-Tensor apply(const Primitive<>& p, const Tensor& x) {
+template <class A>
+Tensor apply(const Primitive<A>& p, const Tensor& x, const A& attrs = A()) {
   const char* name = p.info().node_name;
   EMBER_CHECK(x.defined(), name, ": input is undefined");
   EMBER_CHECK(is_floating(x.dtype()), name, ": expected a float32 or float64 tensor, got ", x.dtype(),
               to_string(x.shape()), " (convert with .to(DType::Float32))");
-  return p({x});
+  return p({x}, attrs);
 }
 
 }  // namespace
@@ -127,6 +199,26 @@ Tensor sqrt(const Tensor& x) { return apply(prims().sqrt, x); }
 Tensor erf(const Tensor& x) { return apply(prims().erf, x); }
 Tensor abs(const Tensor& x) { return apply(prims().abs, x); }
 Tensor square(const Tensor& x) { return apply(prims().square, x); }
+Tensor sign(const Tensor& x) { return apply(prims().sign, x); }
+Tensor log1p(const Tensor& x) { return apply(prims().log1p, x); }
+Tensor expm1(const Tensor& x) { return apply(prims().expm1, x); }
+Tensor silu(const Tensor& x) { return apply(prims().silu, x); }
+
+Tensor clamp(const Tensor& x, double lo, double hi) {
+  EMBER_CHECK(!(lo > hi), "clamp: the lower bound ", lo, " is above the upper bound ", hi);
+  return apply(prims().clamp, x, UnaryParams{UnaryParamOp::Clamp, lo, hi});
+}
+Tensor clamp_min(const Tensor& x, double lo) { return clamp(x, lo, std::numeric_limits<double>::infinity()); }
+Tensor clamp_max(const Tensor& x, double hi) { return clamp(x, -std::numeric_limits<double>::infinity(), hi); }
+Tensor leaky_relu(const Tensor& x, double negative_slope) {
+  return apply(prims().leaky_relu, x, UnaryParams{UnaryParamOp::LeakyRelu, negative_slope, 0.0});
+}
+Tensor elu(const Tensor& x, double alpha) { return apply(prims().elu, x, UnaryParams{UnaryParamOp::Elu, alpha, 0.0}); }
+Tensor softplus(const Tensor& x, double beta, double threshold) {
+  EMBER_CHECK(beta > 0, "softplus: beta must be positive, got ", beta);
+  return apply(prims().softplus, x, UnaryParams{UnaryParamOp::Softplus, beta, threshold});
+}
+
 Tensor gelu(const Tensor& x, bool tanh_approximation) {
   return apply(tanh_approximation ? prims().gelu_tanh : prims().gelu, x);
 }

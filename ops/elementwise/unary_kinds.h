@@ -8,7 +8,10 @@
 
 namespace ember {
 
-enum class UnaryOp { Neg, Exp, Log, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Sqrt, Erf, Abs, Square, Sign };
+// Log1p, Expm1 and Silu come last: the CUDA kernel (ops/elementwise/cuda) does not list them yet, so
+// their primitives claim a CPU kernel only.
+enum class UnaryOp { Neg, Exp, Log, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Sqrt, Erf, Abs, Square, Sign,
+                     Log1p, Expm1, Silu };
 
 template <class T>
 EMBER_HD inline T apply_unary(UnaryOp op, T x) {
@@ -30,6 +33,31 @@ EMBER_HD inline T apply_unary(UnaryOp op, T x) {
     case UnaryOp::Abs: return x < T(0) ? -x : x;
     case UnaryOp::Square: return x * x;
     case UnaryOp::Sign: return T((x > T(0)) - (x < T(0)));
+    case UnaryOp::Log1p: return std::log1p(x);
+    case UnaryOp::Expm1: return std::expm1(x);
+    case UnaryOp::Silu: return x / (T(1) + std::exp(-x));
+  }
+  return x;
+}
+
+// Unary functions with one or two scalar parameters (a, b), kept apart from UnaryOp so that the
+// parameter-free kernels keep their one-argument form.
+enum class UnaryParamOp {
+  Clamp,      // a <= x <= b (NaN passes through)
+  LeakyRelu,  // x, or a * x below zero
+  Elu,        // x, or a * (e^x - 1) below zero
+  Softplus,   // log(1 + e^(a x)) / a, or x where a x > b (PyTorch's beta and threshold)
+};
+
+template <class T>
+EMBER_HD inline T apply_unary_param(UnaryParamOp op, T x, T a, T b) {
+  switch (op) {
+    case UnaryParamOp::Clamp: return x < a ? a : (x > b ? b : x);
+    case UnaryParamOp::LeakyRelu: return x < T(0) ? a * x : x;
+    case UnaryParamOp::Elu: return x < T(0) ? a * std::expm1(x) : x;
+    // log1p(e^z) for z <= b: e^z underflows harmlessly for very negative z; above b it is z to
+    // working precision, and e^z would overflow.
+    case UnaryParamOp::Softplus: return a * x > b ? x : std::log1p(std::exp(a * x)) / a;
   }
   return x;
 }

@@ -1,6 +1,7 @@
 // Reductions. The kernel views the input as (outer, reduced, inner) for one block of adjacent
 // dims, so summing over leading dims (bias gradients) and trailing dims (row sums) needs no copy.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -148,6 +149,57 @@ Tensor max_share(const Tensor& x, const Tensor& ans, const ReduceAttrs& a) {
 using ReduceOp = Primitive<ReduceAttrs>;
 using ReduceCall = OpCall<ReduceAttrs>;
 
+// The product over a.dims, with two extras for the backward: the product of the nonzero elements
+// and how many elements are zero (both of the keepdim shape). A gradient written as out / x fails
+// on zeros; these say what it is there.
+KernelOut prod_kernel(const Tensor& x, const ReduceAttrs& a) {
+  check_cpu(x, "prod");
+  Shape order, keep_shape = reduced_shape(x.shape(), a.dims, true);
+  for (int64_t i = 0; i < x.dim(); ++i)
+    if (std::find(a.dims.begin(), a.dims.end(), i) == a.dims.end()) order.push_back(i);
+  int64_t r = 1;
+  for (int64_t d : a.dims) {
+    order.push_back(d);
+    r *= x.size(d);
+  }
+  Tensor rows = (order.empty() ? x : x.permute(order)).contiguous();
+  int64_t outer = numel(keep_shape);
+  Tensor out = empty(keep_shape, x.dtype()), nonzero = empty(keep_shape, x.dtype()), zeros_n = empty(keep_shape, x.dtype());
+  EMBER_DISPATCH_FLOAT(x.dtype(), "prod", [&] {
+    const scalar_t* in = rows.data<scalar_t>();
+    scalar_t *o = out.data<scalar_t>(), *nz = nonzero.data<scalar_t>(), *zc = zeros_n.data<scalar_t>();
+    parallel_for(outer, std::max<int64_t>(1, 4096 / std::max<int64_t>(r, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        scalar_t p = 1, q = 1;
+        int64_t zeros_seen = 0;
+        for (int64_t k = 0; k < r; ++k) {
+          scalar_t v = in[i * r + k];
+          p *= v;
+          if (v == scalar_t(0)) ++zeros_seen;
+          else q *= v;
+        }
+        o[i] = p;
+        nz[i] = q;
+        zc[i] = scalar_t(zeros_seen);
+      }
+    });
+  });
+  return KernelOut(a.keepdim ? out : out.reshape(reduced_shape(x.shape(), a.dims, false)), {nonzero, zeros_n});
+}
+
+// d prod / d x_i, of x's shape: prod / x_i where x_i != 0 (differentiable again through both);
+// where x_i is the row's only zero, the product of the others; 0 where the row has two zeros.
+// (At exact zeros that last part is a constant: second derivatives there are not tracked.)
+Tensor prod_partials(const Tensor& x, const Tensor& ans, const std::vector<Tensor>& extras, const ReduceAttrs& a) {
+  const Shape& in = x.shape();
+  Shape keep = reduced_shape(in, a.dims, true);
+  Tensor out = ans.reshape(keep).expand(in);
+  Tensor is_zero = eq(x.detach(), scalar_like(x, 0.0));
+  Tensor only_zero = eq(extras[1], scalar_like(x, 1.0)) * extras[0];
+  Tensor safe_x = where(is_zero, scalar_like(x, 1.0), x);
+  return where(is_zero, only_zero.expand(in), out / safe_x);
+}
+
 struct ReducePrims {
   ReduceOp sum = ReduceOp("sum")
                      .cpu([](const Args& x, const ReduceAttrs& a) { return sum_kernel(x[0], a.dims, a.keepdim); })
@@ -168,6 +220,17 @@ struct ReducePrims {
                      .jvp([](const Args& t, const ReduceCall& c) {
                        return ember::sum(t[0] * max_share(c.in[0], c.out, c.attrs), c.attrs.dims, c.attrs.keepdim);
                      });
+  ReduceOp prod = ReduceOp("prod")
+                      .cpu([](const Args& x, const ReduceAttrs& a) { return prod_kernel(x[0], a); })
+                      .saves({0}, true)
+                      .vjp([](const Tensor& g, const ReduceCall& c) {
+                        Shape keep = reduced_shape(c.in_shape(0), c.attrs.dims, true);
+                        return Grads{g.reshape(keep).expand(c.in_shape(0)) * prod_partials(c.in[0], c.out, c.extras, c.attrs)};
+                      })
+                      .jvp([](const Args& t, const ReduceCall& c) {
+                        return ember::sum(t[0] * prod_partials(c.in[0], c.out, c.extras, c.attrs), c.attrs.dims,
+                                          c.attrs.keepdim);
+                      });
 };
 
 const ReducePrims& prims() {
@@ -192,6 +255,51 @@ Tensor mean(const Tensor& x, const Shape& dims_in, bool keepdim) {
   for (int64_t d : dims) count *= x.shape()[size_t(d)];
   EMBER_CHECK(count > 0, "mean: reducing over an empty dimension of shape ", to_string(x.shape()));
   return sum(x, dims, keepdim) / double(count);
+}
+
+Tensor prod(const Tensor& x, const Shape& dims_in, bool keepdim) {
+  EMBER_CHECK(x.defined(), "prod: input is undefined");
+  EMBER_CHECK(is_floating(x.dtype()), "prod: expected a float32 or float64 tensor, got ", x.dtype(), to_string(x.shape()));
+  return prims().prod({x}, ReduceAttrs{normalize_dims(dims_in, x.dim(), "prod"), keepdim});
+}
+
+Tensor var(const Tensor& x, const Shape& dims_in, double correction, bool keepdim) {
+  EMBER_CHECK(x.defined(), "var: input is undefined");
+  EMBER_CHECK(is_floating(x.dtype()), "var: expected a float32 or float64 tensor, got ", x.dtype(), to_string(x.shape()));
+  Shape dims = normalize_dims(dims_in, x.dim(), "var");
+  int64_t count = 1;
+  for (int64_t d : dims) count *= x.shape()[size_t(d)];
+  EMBER_CHECK(correction >= 0 && double(count) - correction > 0, "var: ", count, " elements of shape ",
+              to_string(x.shape()), " over dims ", to_string(dims_in), " leave no degrees of freedom with correction ",
+              correction);
+  Tensor centred = x - mean(x, dims, true);
+  return sum(centred * centred, dims, keepdim) / (double(count) - correction);
+}
+
+Tensor std(const Tensor& x, const Shape& dims, double correction, bool keepdim) {
+  return sqrt(var(x, dims, correction, keepdim));
+}
+
+Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim) {
+  EMBER_CHECK(x.defined(), "norm: input is undefined");
+  EMBER_CHECK(is_floating(x.dtype()), "norm: expected a float32 or float64 tensor, got ", x.dtype(), to_string(x.shape()));
+  EMBER_CHECK(p >= 1, "norm: p must be at least 1 (or infinity), got ", p);
+  if (std::isinf(p)) {
+    Shape d = normalize_dims(dims, x.dim(), "norm");
+    Tensor m = abs(x);
+    if (d.empty()) return keepdim ? m : m.reshape(reduced_shape(x.shape(), d, false));
+    // max reduces one dim at a time; the last dims first keep the earlier indices valid.
+    for (size_t i = d.size(); i-- > 0;) m = max(m, d[i], true);
+    return keepdim ? m : m.reshape(reduced_shape(x.shape(), d, false));
+  }
+  if (p == 1) return sum(abs(x), dims, keepdim);
+  Tensor s = p == 2 ? sum(x * x, dims, keepdim) : sum(pow(abs(x), p), dims, keepdim);
+  // The root's slope is infinite at 0: an all-zero slice takes the zero subgradient (as PyTorch)
+  // instead of inf * 0 = NaN, by keeping 0 out of the root.
+  Tensor zero = eq(s.detach(), scalar_like(s, 0.0));
+  Tensor safe = where(zero, scalar_like(s, 1.0), s);
+  Tensor root = p == 2 ? sqrt(safe) : pow(safe, 1.0 / p);
+  return where(zero, scalar_like(s, 0.0), root);
 }
 
 Tensor sum_to(const Tensor& x, const Shape& shape) {
@@ -273,6 +381,28 @@ Tensor max(const Tensor& x) {
   EMBER_CHECK(x.defined(), "max: input is undefined");
   EMBER_CHECK(x.numel() > 0, "max: cannot take the max of an empty tensor of shape ", to_string(x.shape()));
   return max(x.reshape({x.numel()}), 0, false);
+}
+
+Tensor min(const Tensor& x, int64_t dim, bool keepdim) {
+  EMBER_CHECK(x.defined(), "min: input is undefined");
+  int64_t d = wrap_dim(dim, x.dim(), "min");
+  if (x.dim() == 0) return x;
+  EMBER_CHECK(x.size(d) > 0, "min: cannot take the min over an empty dimension of shape ", to_string(x.shape()));
+  return neg(max(neg(x), d, keepdim));
+}
+
+Tensor min(const Tensor& x) {
+  EMBER_CHECK(x.defined(), "min: input is undefined");
+  EMBER_CHECK(x.numel() > 0, "min: cannot take the min of an empty tensor of shape ", to_string(x.shape()));
+  return min(x.reshape({x.numel()}), 0, false);
+}
+
+Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) {
+  EMBER_CHECK(x.defined() && x.dim() > 0, "argmin: input must be defined and at least 1-d");
+  int64_t d = wrap_dim(dim, x.dim(), "argmin");
+  EMBER_CHECK(x.size(d) > 0, "argmin: cannot take the argmin over an empty dimension of shape ", to_string(x.shape()));
+  // Negation keeps the order of ties and NaN's precedence, so argmax's rules carry over.
+  return argmax(x.dtype() == DType::Int64 ? 0.0 - x.detach() : neg(x.detach()), d, keepdim);
 }
 
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {

@@ -4,6 +4,8 @@
 // tests/python/test_ops.py checks that every primitive of the op table (registered_ops()) is
 // reachable under its name, or is listed in ember._INTERNAL_OPS with the reason, so that a new
 // primitive cannot go missing from Python silently.
+#include <limits>
+
 #include "bindings.h"
 
 namespace ember::py {
@@ -48,6 +50,14 @@ Conv2dOptions conv_options(const std::vector<int64_t>& stride, const std::vector
 }
 using Sizes = const std::vector<int64_t>&;
 
+// PyTorch's reduction strings.
+Reduction reduction(const std::string& r) {
+  if (r == "mean") return Reduction::Mean;
+  if (r == "sum") return Reduction::Sum;
+  EMBER_CHECK(r == "none", "reduction must be 'mean', 'sum' or 'none', got '", r, "'");
+  return Reduction::None;
+}
+
 }  // namespace
 
 void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
@@ -83,6 +93,17 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   b.fm("erf", [](T x) { return erf(x); }, arg("x"));
   b.fm("abs", [](T x) { return abs(x); }, arg("x"));
   b.fm("square", [](T x) { return square(x); }, arg("x"));
+  b.fm("sign", [](T x) { return sign(x); }, arg("x"));
+  b.fm("log1p", [](T x) { return log1p(x); }, arg("x"));
+  b.fm("expm1", [](T x) { return expm1(x); }, arg("x"));
+  b.fm("silu", [](T x) { return silu(x); }, arg("x"));
+  b.fm("clamp", [](T x, std::optional<double> lo, std::optional<double> hi) {
+    double inf = std::numeric_limits<double>::infinity();
+    return clamp(x, lo ? *lo : -inf, hi ? *hi : inf);
+  }, arg("x"), arg("min") = nb::none(), arg("max") = nb::none());
+  b.fm("leaky_relu", [](T x, double s) { return leaky_relu(x, s); }, arg("x"), arg("negative_slope") = 0.01);
+  b.fm("elu", [](T x, double a) { return elu(x, a); }, arg("x"), arg("alpha") = 1.0);
+  b.fm("softplus", [](T x, double beta, double th) { return softplus(x, beta, th); }, arg("x"), arg("beta") = 1.0, arg("threshold") = 20.0);
   // reductions
   // sum(x), sum(x, 1), sum(x, (0, 1)): the int overload first, then a sequence or None (every dim)
   b.fm("sum", [](T x, int64_t d, bool k) { return sum(x, {d}, k); }, arg("x"), arg("dim"), arg("keepdim") = false);
@@ -91,6 +112,17 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   b.fm("mean", [](T x, std::optional<Shape> d, bool k) { return mean(x, d ? *d : Shape{}, k); }, arg("x"), arg("dim") = nb::none(), arg("keepdim") = false);
   b.fm("max", [](T x, std::optional<int64_t> d, bool k) { return d ? max(x, *d, k) : max(x); }, arg("x"), arg("dim") = nb::none(), arg("keepdim") = false);
   b.fm("argmax", [](T x, int64_t d, bool k) { return argmax(x, d, k); }, arg("x"), arg("dim"), arg("keepdim") = false);
+  b.fm("min", [](T x, std::optional<int64_t> d, bool k) { return d ? min(x, *d, k) : min(x); }, arg("x"), arg("dim") = nb::none(), arg("keepdim") = false);
+  b.fm("argmin", [](T x, int64_t d, bool k) { return argmin(x, d, k); }, arg("x"), arg("dim"), arg("keepdim") = false);
+  // Like sum: an int dim first, then a sequence or None (every dim).
+  b.fm("prod", [](T x, int64_t d, bool k) { return prod(x, {d}, k); }, arg("x"), arg("dim"), arg("keepdim") = false);
+  b.fm("var", [](T x, int64_t d, double c, bool k) { return var(x, {d}, c, k); }, arg("x"), arg("dim"), arg("correction") = 1.0, arg("keepdim") = false);
+  b.fm("std", [](T x, int64_t d, double c, bool k) { return ember::std(x, {d}, c, k); }, arg("x"), arg("dim"), arg("correction") = 1.0, arg("keepdim") = false);
+  b.fm("norm", [](T x, double p, int64_t d, bool k) { return norm(x, p, {d}, k); }, arg("x"), arg("p"), arg("dim"), arg("keepdim") = false);
+  b.fm("prod", [](T x, std::optional<Shape> d, bool k) { return prod(x, d ? *d : Shape{}, k); }, arg("x"), arg("dim") = nb::none(), arg("keepdim") = false);
+  b.fm("var", [](T x, std::optional<Shape> d, double c, bool k) { return var(x, d ? *d : Shape{}, c, k); }, arg("x"), arg("dim") = nb::none(), arg("correction") = 1.0, arg("keepdim") = false);
+  b.fm("std", [](T x, std::optional<Shape> d, double c, bool k) { return ember::std(x, d ? *d : Shape{}, c, k); }, arg("x"), arg("dim") = nb::none(), arg("correction") = 1.0, arg("keepdim") = false);
+  b.fm("norm", [](T x, double p, std::optional<Shape> d, bool k) { return norm(x, p, d ? *d : Shape{}, k); }, arg("x"), arg("p") = 2.0, arg("dim") = nb::none(), arg("keepdim") = false);
   b.fm("sum_to", [](T x, const Shape& s) { return sum_to(x, s); }, arg("x"), arg("shape"));
   b.fm("cumsum", [](T x, int64_t d) { return cumsum(x, d); }, arg("x"), arg("dim"));
   b.fm("cumsum_reverse", [](T x, int64_t d) { return cumsum_reverse(x, d); }, arg("x"), arg("dim"));
@@ -120,7 +152,19 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
     return avg_pool2d(x, pair2(k, "avg_pool2d: kernel_size"), s ? pair2(*s, "avg_pool2d: stride") : Pair{0, 0}, pair2(p, "avg_pool2d: padding"));
   }, arg("x"), arg("kernel_size"), arg("stride") = nb::none(), arg("padding") = std::vector<int64_t>{0});
   b.fm("adaptive_avg_pool2d", [](T x, Sizes out) { return adaptive_avg_pool2d(x, pair2(out, "adaptive_avg_pool2d: output_size")); }, arg("x"), arg("output_size"));
-  b.fm("cross_entropy", [](T logits, T targets) { return cross_entropy(logits, targets); }, arg("logits"), arg("targets"));
+  b.fm("cross_entropy", [](T logits, T targets, const std::string& r, int64_t ignore, double smoothing) {
+    CrossEntropyOptions o;
+    o.reduction = reduction(r);
+    o.ignore_index = ignore;
+    o.label_smoothing = smoothing;
+    return cross_entropy(logits, targets, o);
+  }, arg("logits"), arg("targets"), arg("reduction") = "mean", arg("ignore_index") = -100, arg("label_smoothing") = 0.0);
+  b.fm("mse_loss", [](T x, T t, const std::string& r) { return mse_loss(x, t, reduction(r)); }, arg("input"), arg("target"), arg("reduction") = "mean");
+  b.fm("l1_loss", [](T x, T t, const std::string& r) { return l1_loss(x, t, reduction(r)); }, arg("input"), arg("target"), arg("reduction") = "mean");
+  b.fm("smooth_l1_loss", [](T x, T t, const std::string& r, double beta) { return smooth_l1_loss(x, t, reduction(r), beta); }, arg("input"), arg("target"), arg("reduction") = "mean", arg("beta") = 1.0);
+  b.fm("nll_loss", [](T x, T t, const std::string& r, int64_t ignore) { return nll_loss(x, t, reduction(r), ignore); }, arg("input"), arg("target"), arg("reduction") = "mean", arg("ignore_index") = -100);
+  b.fm("binary_cross_entropy", [](T x, T t, const std::string& r) { return binary_cross_entropy(x, t, reduction(r)); }, arg("input"), arg("target"), arg("reduction") = "mean");
+  b.fm("binary_cross_entropy_with_logits", [](T x, T t, const std::string& r) { return binary_cross_entropy_with_logits(x, t, reduction(r)); }, arg("input"), arg("target"), arg("reduction") = "mean");
   b.fn("embedding", [](T w, T ids) { return embedding(w, ids); }, arg("weight"), arg("ids"));
   b.fm("dropout", [](T x, double p, bool training) { return dropout(x, p, training); }, arg("x"), arg("p"), arg("training") = true);
   b.fn("attention", [](T q, T k, T v, bool causal, const std::string& impl, double scale) {
@@ -144,6 +188,24 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   b.fn("stack", [](const std::vector<Tensor>& xs, int64_t d) { return stack(xs, d); }, arg("tensors"), arg("dim") = 0);
   b.fm("split", [](T x, const std::vector<int64_t>& sizes, int64_t d) { return split(x, sizes, d); }, arg("x"), arg("sizes"), arg("dim") = 0);
   b.fm("split", [](T x, int64_t size, int64_t d) { return split(x, size, d); }, arg("x"), arg("size"), arg("dim") = 0);
+  // indexing, rearranging, constructors
+  b.fm("gather", [](T x, int64_t d, T index) { return gather(x, d, index); }, arg("x"), arg("dim"), arg("index"));
+  b.fm("scatter_add", [](T x, int64_t d, T index, T src) { return scatter_add(x, d, index, src); }, arg("x"), arg("dim"), arg("index"), arg("src"));
+  b.fm("index_select", [](T x, int64_t d, T index) { return index_select(x, d, index); }, arg("x"), arg("dim"), arg("index"));
+  b.fn("one_hot", [](T ids, int64_t n) { return one_hot(ids, n); }, arg("indices"), arg("num_classes") = -1);
+  b.fm("nonzero", [](T x) { return nonzero(x); }, arg("x"));
+  b.fm("flip", [](T x, const Shape& d) { return flip(x, d); }, arg("x"), arg("dims"));
+  b.fm("roll", [](T x, int64_t s, int64_t d) { return roll(x, s, d); }, arg("x"), arg("shift"), arg("dim"));
+  b.fm("repeat", [](T x, const Shape& r) { return repeat(x, r); }, arg("x"), arg("repeats"));
+  b.fm("tril", [](T x, int64_t k) { return tril(x, k); }, arg("x"), arg("diagonal") = 0);
+  b.fm("triu", [](T x, int64_t k) { return triu(x, k); }, arg("x"), arg("diagonal") = 0);
+  b.fn("pad", [](T x, const std::vector<int64_t>& pads, const std::string& mode, double value) {
+    EMBER_CHECK(mode == "constant" || mode == "reflect", "pad: mode must be 'constant' or 'reflect', got '", mode, "'");
+    return pad(x, pads, mode == "constant" ? PadMode::Constant : PadMode::Reflect, value);
+  }, arg("x"), arg("pad"), arg("mode") = "constant", arg("value") = 0.0);
+  b.fn("eye", [](int64_t n, int64_t m, DType d) { return eye(n, m, d); }, arg("n"), arg("m") = -1, arg("dtype") = DType::Float32);
+  b.fn("linspace", [](double a, double e, int64_t n, DType d) { return linspace(a, e, n, d); }, arg("start"), arg("end"), arg("steps"), arg("dtype") = DType::Float32);
+  b.fn("einsum", [](const std::string& eq, const std::vector<Tensor>& xs) { return einsum(eq, xs); }, arg("equation"), arg("operands"));
   // selection: (values, indices) pairs
   b.fm("topk", [](T x, int64_t k, bool largest) { return pair(topk(x, k, largest)); }, arg("x"), arg("k"), arg("largest") = true);
   b.fm("sort", [](T x, bool descending) { return pair(sort(x, descending)); }, arg("x"), arg("descending") = false);

@@ -10,7 +10,7 @@
 
 using namespace ember;
 using namespace ember::testing;
-using softplus_example::softplus;
+using softplus_example::softplus_fused;
 
 namespace {
 
@@ -51,22 +51,22 @@ TEST(CustomOp, SoftplusForwardMatchesReference) {
   uint64_t seed = 500;
   for (Shape s : {Shape{1}, Shape{7}, Shape{33, 3}, Shape{2, 127}, Shape{}}) {
     Tensor x = random(s, seed++) * 10.0;
-    std::vector<double> xv = x.to_vector<double>(), yv = softplus(x).to_vector<double>();
+    std::vector<double> xv = x.to_vector<double>(), yv = softplus_fused(x).to_vector<double>();
     for (size_t i = 0; i < xv.size(); ++i) EXPECT_NEAR(yv[i], ref_softplus(xv[i]), 1e-15 * (1 + std::abs(xv[i])));
-    EXPECT_TRUE(all_close(softplus(x), softplus_example::softplus_composite(x), 1e-14, 1e-13));
+    EXPECT_TRUE(all_close(softplus_fused(x), softplus_example::softplus_composite(x), 1e-14, 1e-13));
   }
   Tensor xt = transposed_random({4, 9}, 510);
-  EXPECT_TRUE(all_close(softplus(xt), softplus(xt.contiguous()), 0, 0));
-  EXPECT_TRUE(all_close(softplus(xt.to(DType::Float32)), softplus(xt), 1e-6, 1e-6));
-  EXPECT_EQ(softplus(xt.to(DType::Float32)).dtype(), DType::Float32);
+  EXPECT_TRUE(all_close(softplus_fused(xt), softplus_fused(xt.contiguous()), 0, 0));
+  EXPECT_TRUE(all_close(softplus_fused(xt.to(DType::Float32)), softplus_fused(xt), 1e-6, 1e-6));
+  EXPECT_EQ(softplus_fused(xt.to(DType::Float32)).dtype(), DType::Float32);
   // Large inputs: no overflow to inf.
-  EXPECT_NEAR(softplus(scalar(800.0, DType::Float64)).item(), 800.0, 1e-12);
-  EXPECT_NEAR(softplus(scalar(-800.0, DType::Float64)).item(), 0.0, 1e-300);
+  EXPECT_NEAR(softplus_fused(scalar(800.0, DType::Float64)).item(), 800.0, 1e-12);
+  EXPECT_NEAR(softplus_fused(scalar(-800.0, DType::Float64)).item(), 0.0, 1e-300);
 }
 
 TEST(CustomOp, RecordsOneNodeLikeABuiltinOp) {
   Tensor x = random({2, 3}, 520).requires_grad_();
-  Tensor y = softplus(x);
+  Tensor y = softplus_fused(x);
   ASSERT_TRUE(y.is_traced());
   EXPECT_STREQ(y.impl()->node->op, "softplus");
   ASSERT_EQ(y.impl()->node->parents.size(), 1u);
@@ -77,27 +77,27 @@ TEST(CustomOp, RecordsOneNodeLikeABuiltinOp) {
   EXPECT_NE(std::find(names.begin(), names.end(), "softplus"), names.end());
   {  // no_grad: the kernel runs and nothing is recorded
     autograd::NoGradGuard ng;
-    EXPECT_FALSE(softplus(x).is_traced());
+    EXPECT_FALSE(softplus_fused(x).is_traced());
   }
 }
 
 TEST(CustomOp, SoftplusGradcheck) {
-  auto f = [](const std::vector<Tensor>& a) { return softplus(a[0]); };
+  auto f = [](const std::vector<Tensor>& a) { return softplus_fused(a[0]); };
   EXPECT_TRUE(grad_ok(f, {random({3, 4}, 530) * 3.0}));
   EXPECT_TRUE(grad_ok(f, {transposed_random({3, 4}, 531)}));
   EXPECT_TRUE(grad_ok(f, {random({2, 3, 2}, 532)}));
   // Inside a larger function.
-  EXPECT_TRUE(grad_ok([](const std::vector<Tensor>& a) { return sum(softplus(matmul(a[0], a[1])), {1}); },
+  EXPECT_TRUE(grad_ok([](const std::vector<Tensor>& a) { return sum(softplus_fused(matmul(a[0], a[1])), {1}); },
                       {random({2, 3}, 533), random({3, 2}, 534)}));
 }
 
 TEST(CustomOp, SoftplusGradOfGrad) {
-  auto f = [](const Tensor& x) { return sum(softplus(x) * softplus(x)); };
+  auto f = [](const Tensor& x) { return sum(softplus_fused(x) * softplus_fused(x)); };
   Tensor x = random({2, 4}, 540);
   EXPECT_TRUE(grad_ok([f](const std::vector<Tensor>& a) { return grad(f)(a[0]); }, {x}));
   // d2/dx2 softplus = sigmoid(x)(1 - sigmoid(x)), elementwise.
   Tensor x1 = random({5}, 541);
-  Tensor h = grad([](const Tensor& z) { return sum(grad([](const Tensor& w) { return sum(softplus(w)); })(z)); })(x1);
+  Tensor h = grad([](const Tensor& z) { return sum(grad([](const Tensor& w) { return sum(softplus_fused(w)); })(z)); })(x1);
   Tensor s = sigmoid(x1);
   EXPECT_TRUE(all_close(h, s * (1.0 - s), 1e-15, 1e-13));
 }
@@ -145,6 +145,6 @@ TEST(CustomOp, BadDefinitionsAndInputs) {
                          });
   EXPECT_EMBER_ERROR(make_jvp([&](const Tensor& z) { return bad_jvp({z}); }, x, x),
                      "custom op 'test_bad_jvp': the jvp rule returned float32[2, 2] for the output 0, expected float64[2, 2]");
-  EXPECT_EMBER_ERROR(softplus(Tensor()), "custom op 'softplus': input 0 is undefined");
-  EXPECT_EMBER_ERROR(softplus(arange(3)), "softplus: expected a floating dtype");
+  EXPECT_EMBER_ERROR(softplus_fused(Tensor()), "custom op 'softplus': input 0 is undefined");
+  EXPECT_EMBER_ERROR(softplus_fused(arange(3)), "softplus: expected a floating dtype");
 }

@@ -11,6 +11,7 @@ const std::vector<OpSpec>& all_specs() {
     add_matmul_specs(out);
     add_nn_specs(out);
     add_select_specs(out);
+    add_index_specs(out);
     add_sparse_specs(out);
     add_attention_specs(out);
     add_conv_pool_norm_specs(out);

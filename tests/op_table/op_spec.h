@@ -60,6 +60,7 @@ void add_reduce_specs(std::vector<OpSpec>& out);
 void add_matmul_specs(std::vector<OpSpec>& out);
 void add_nn_specs(std::vector<OpSpec>& out);
 void add_select_specs(std::vector<OpSpec>& out);
+void add_index_specs(std::vector<OpSpec>& out);
 void add_sparse_specs(std::vector<OpSpec>& out);
 void add_attention_specs(std::vector<OpSpec>& out);
 void add_conv_pool_norm_specs(std::vector<OpSpec>& out);  // conv2d and its gradients, max_pool2d, batch_norm

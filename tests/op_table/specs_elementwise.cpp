@@ -174,6 +174,20 @@ void add_elementwise_specs(std::vector<OpSpec>& out) {
   unary(out, "erf", erf, [](double x) { return std::erf(x); });
   unary(out, "abs", abs, [](double x) { return std::fabs(x); });
   unary(out, "square", square, [](double x) { return x * x; });
+  unary(out, "sign", sign, [](double x) { return double((x > 0) - (x < 0)); });
+  unary(out, "log1p", log1p, [](double x) { return std::log(1 + x); }, true);
+  unary(out, "expm1", expm1, [](double x) { return std::exp(x) - 1; });
+  unary(out, "silu", silu, [](double x) { return x * ref_sigmoid(x); });
+  unary(out, "clamp", [](const Tensor& x) { return clamp(x, -0.5, 0.7); },
+        [](double x) { return x < -0.5 ? -0.5 : (x > 0.7 ? 0.7 : x); });
+  unary(out, "leaky_relu", [](const Tensor& x) { return leaky_relu(x, 0.2); }, [](double x) { return x > 0 ? x : 0.2 * x; });
+  unary(out, "elu", [](const Tensor& x) { return elu(x, 1.3); }, [](double x) { return x > 0 ? x : 1.3 * (std::exp(x) - 1); });
+  // A low threshold, so that some samples take the linear branch.
+  unary(out, "softplus", [](const Tensor& x) { return softplus(x, 1.5, 2.0); },
+        [](double x) { return 1.5 * x > 2.0 ? x : std::log(1 + std::exp(1.5 * x)) / 1.5; });
+  out.back().errors.push_back({"beta = 0", [] { softplus(rand64({2}, 1), 0.0); }, "softplus: beta must be positive"});
+  out[out.size() - 4].errors.push_back(
+      {"lo above hi", [] { clamp(rand64({2}, 1), 1.0, -1.0); }, "clamp: the lower bound 1 is above the upper bound -1"});
   unary(out, "gelu", [](const Tensor& x) { return gelu(x, false); }, ref_gelu);
   unary(out, "gelu_tanh", [](const Tensor& x) { return gelu(x, true); }, ref_gelu_tanh);
   binary(out, "add", add, [](double a, double b) { return a + b; });

@@ -95,6 +95,45 @@ void add_reduce_specs(std::vector<OpSpec>& out) {
                      {"an empty tensor", [] { max(rand64({0, 3}, 1)); }, "max: cannot take the max of an empty tensor of shape [0, 3]"},
                      {"argmax of an empty dim", [] { argmax(rand64({0, 3}, 1), 0); }, "argmax: cannot take the max over an empty dimension"}};
   out.push_back(max_spec);
+
+  OpSpec prod_spec;
+  prod_spec.op = "prod";
+  prod_spec.samples = [cases] {
+    std::vector<Sample> v;
+    for (const C& c : cases()) {
+      Sample s;
+      s.label = to_string(c.x.shape()) + " over " + to_string(c.dims) + (c.keepdim ? " keepdim" : "");
+      s.inputs = {c.x};
+      s.call = [c](const std::vector<Tensor>& a) { return prod(a[0], c.dims, c.keepdim); };
+      s.reference = [c](const std::vector<Tensor>& a) {
+        Shape dims = c.dims;
+        if (dims.empty())
+          for (int64_t i = 0; i < a[0].dim(); ++i) dims.push_back(i);
+        return ref_reduce(a[0], dims, c.keepdim, 1.0, [](double p, double q) { return p * q; });
+      };
+      s.atol = 1e-12;
+      v.push_back(s);
+    }
+    // Zeros: the gradient where one element of a row is zero is the product of the others.
+    Sample z;
+    z.label = "[3, 4] with zeros over [1]";
+    z.inputs = {from_vector(std::vector<double>{0.5, -1.5, 2.0, 0.7, 1.1, 0.0, -0.8, 1.3, 0.9, 1.2, -0.6, 1.4}).reshape({3, 4})};
+    z.call = [](const std::vector<Tensor>& a) { return prod(a[0], {1}); };
+    z.reference = [](const std::vector<Tensor>& a) {
+      return ref_reduce(a[0], {1}, false, 1.0, [](double p, double q) { return p * q; });
+    };
+    z.second_order = false;  // at exact zeros the second derivative is not tracked
+    v.push_back(z);
+    return v;
+  };
+  prod_spec.bench = [prod_spec](int64_t n) {
+    Sample s = prod_spec.samples()[0];
+    s.inputs = {rand64({n, n}, 68, true)};
+    return s;
+  };
+  prod_spec.errors = {{"an int64 input", [] { prod(arange(4)); }, "prod: expected a float32 or float64 tensor"},
+                      {"a dim out of range", [] { prod(rand64({2, 3}, 1), {2}); }, "prod"}};
+  out.push_back(prod_spec);
 }
 
 void add_matmul_specs(std::vector<OpSpec>& out) {

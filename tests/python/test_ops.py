@@ -190,3 +190,33 @@ def test_topk_sort_dropout_attention(rng):
     assert_close(out, ref_c, rtol=1e-6, atol=1e-9)
     with pytest.raises(ember.Error):
         ember.attention(ember.from_numpy(q), ember.from_numpy(k), ember.from_numpy(vv), impl="nope")
+
+
+def test_issue16_ops_match_numpy():
+    rng = np.random.default_rng(16)
+    a, b = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    x, y = ember.from_numpy(a), ember.from_numpy(b)
+    assert_close(ember.log1p(ember.from_numpy(np.abs(a))), np.log1p(np.abs(a)))
+    assert_close(ember.silu(x), a / (1 + np.exp(-a)))
+    assert_close(ember.clamp(x, min=-0.5, max=0.5), np.clip(a, -0.5, 0.5))
+    assert_close(ember.softplus(x), np.logaddexp(0, a))
+    assert_close(x.var(1, correction=0), a.var(1))
+    assert_close(ember.std(x, (0,), correction=1), a.std(0, ddof=1))
+    assert_close(ember.norm(x, 1.0, 1), np.abs(a).sum(1))
+    assert_close(x.prod(0), a.prod(0))
+    assert_close(x.min(1), a.min(1))
+    assert ember.argmin(x, 1).numpy().tolist() == a.argmin(1).tolist()
+    assert_close(ember.mse_loss(x, y, reduction="sum"), ((a - b) ** 2).sum())
+    assert_close(ember.binary_cross_entropy_with_logits(x, ember.sigmoid(y)),
+                 (np.logaddexp(0, a) - a / (1 + np.exp(-b))).mean())
+    idx = np.array([[3, 0], [1, 1], [2, 0]])
+    assert_close(ember.gather(x, 1, ember.from_numpy(idx)), np.take_along_axis(a, idx, 1))
+    assert_close(ember.einsum("ij,kj->ik", [x, y]), a @ b.T)
+    assert_close(ember.pad(x, [2, 1], mode="reflect"), np.pad(a, ((0, 0), (2, 1)), mode="reflect"))
+    assert_close(x.flip([1]), a[:, ::-1])
+    assert_close(x.roll(1, 0), np.roll(a, 1, 0))
+    assert_close(x.tril(), np.tril(a))
+    assert_close(ember.linspace(0.0, 1.0, 5, ember.float64), np.linspace(0, 1, 5))
+    assert ember.one_hot(ember.from_numpy(np.array([1, 0]))).numpy().tolist() == [[0, 1], [1, 0]]
+    with pytest.raises(ember.Error, match="index_select: index 4 is out of range for dim 1 of size 4"):
+        ember.index_select(x, 1, ember.from_numpy(np.array([0, 4])))

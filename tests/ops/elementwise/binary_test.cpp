@@ -132,16 +132,20 @@ TEST(Binary, SecondDerivatives) {
   }
 }
 
-TEST(Binary, MaximumTiesGoToTheFirstOperand) {
+TEST(Binary, MaximumAndMinimumSplitATiesGradientHalfAndHalf) {
   Tensor a = from_vector(std::vector<double>{1, 2, 3}), b = from_vector(std::vector<double>{1, 5, 0});
   auto [y, vjp] = make_vjp([](const std::vector<Tensor>& in) { return std::vector<Tensor>{maximum(in[0], in[1])}; }, {a, b});
   std::vector<Tensor> g = vjp({ones({3}, DType::Float64)});
-  EXPECT_EQ(g[0].to_vector<double>(), (std::vector<double>{1, 0, 1}));
-  EXPECT_EQ(g[1].to_vector<double>(), (std::vector<double>{0, 1, 0}));
+  EXPECT_EQ(g[0].to_vector<double>(), (std::vector<double>{0.5, 0, 1}));
+  EXPECT_EQ(g[1].to_vector<double>(), (std::vector<double>{0.5, 1, 0}));
   auto [y2, vjp2] = make_vjp([](const std::vector<Tensor>& in) { return std::vector<Tensor>{minimum(in[0], in[1])}; }, {a, b});
   std::vector<Tensor> h = vjp2({ones({3}, DType::Float64)});
-  EXPECT_EQ(h[0].to_vector<double>(), (std::vector<double>{1, 1, 0}));
-  EXPECT_EQ(h[1].to_vector<double>(), (std::vector<double>{0, 0, 1}));
+  EXPECT_EQ(h[0].to_vector<double>(), (std::vector<double>{0.5, 1, 0}));
+  EXPECT_EQ(h[1].to_vector<double>(), (std::vector<double>{0.5, 0, 1}));
+  // The tangent splits the same way: d max(x, x) / dx = 1/2 + 1/2.
+  auto [y3, jv] = make_jvp([](const std::vector<Tensor>& in) { return std::vector<Tensor>{maximum(in[0], in[1])}; }, {a, a},
+                           {ones({3}, DType::Float64), zeros({3}, DType::Float64)});
+  EXPECT_EQ(jv[0].to_vector<double>(), (std::vector<double>{0.5, 0.5, 0.5}));
 }
 
 TEST(Binary, OperatorsWithDoubles) {

@@ -117,3 +117,54 @@ TEST(Unary, NaNPropagates) {
   for (const UnaryCase& c : cases())
     for (DType dt : {DType::Float32, DType::Float64}) EXPECT_TRUE(std::isnan(c.op(x.to(dt)).item())) << c.name << " " << dt;
 }
+
+// ---- sign, log1p, expm1, silu, clamp, leaky_relu, elu, softplus ----
+
+TEST(Unary, Log1pAndExpm1StayAccurateNearZero) {
+  Tensor x = from_vector(std::vector<double>{1e-12, -3e-10, 0.5});
+  EXPECT_EQ(log1p(x).to_vector<double>(), (std::vector<double>{std::log1p(1e-12), std::log1p(-3e-10), std::log1p(0.5)}));
+  EXPECT_EQ(expm1(x).to_vector<double>(), (std::vector<double>{std::expm1(1e-12), std::expm1(-3e-10), std::expm1(0.5)}));
+  // The naive forms lose every digit here.
+  EXPECT_NE(log1p(x).to_vector<double>()[0], std::log(1 + 1e-12));
+  EXPECT_NEAR(log1p(x.to(DType::Float32)).to_vector<float>()[0], 1e-12f, 1e-18f);
+}
+
+TEST(Unary, SoftplusIsStableAtLargeMagnitudes) {
+  Tensor x = from_vector(std::vector<double>{-1000, -30, 0, 30, 1000});
+  std::vector<double> y = softplus(x).to_vector<double>();
+  EXPECT_EQ(y[0], 0.0);
+  EXPECT_NEAR(y[1], std::exp(-30.0), 1e-25);
+  EXPECT_NEAR(y[2], std::log(2.0), 1e-15);
+  EXPECT_EQ(y[3], 30.0);
+  EXPECT_EQ(y[4], 1000.0);
+  Tensor g = grad([](const Tensor& v) { return sum(softplus(v)); })(x);
+  EXPECT_TRUE(all_close(g, sigmoid(x), 1e-13, 0));  // above the threshold the slope is exactly 1
+  std::vector<float> yf = softplus(x.to(DType::Float32)).to_vector<float>();
+  for (float v : yf) EXPECT_TRUE(std::isfinite(v));
+  EXPECT_EMBER_ERROR(softplus(x, -1.0), "softplus: beta must be positive, got -1");
+}
+
+TEST(Unary, ClampPassesTheGradientStrictlyInsideItsBoundsAndSignHasNone) {
+  Tensor x = from_vector(std::vector<double>{-2, -1, 0.3, 1, 2});
+  EXPECT_EQ(clamp(x, -1, 1).to_vector<double>(), (std::vector<double>{-1, -1, 0.3, 1, 1}));
+  Tensor g = grad([](const Tensor& v) { return sum(clamp(v, -1, 1)); })(x);
+  EXPECT_EQ(g.to_vector<double>(), (std::vector<double>{0, 0, 1, 0, 0}));  // PyTorch 2.15's values
+  EXPECT_EQ(clamp_min(x, 0.5).to_vector<double>(), (std::vector<double>{0.5, 0.5, 0.5, 1, 2}));
+  EXPECT_EQ(clamp_max(x, 0.5).to_vector<double>(), (std::vector<double>{-2, -1, 0.3, 0.5, 0.5}));
+  Tensor n = from_vector(std::vector<double>{NAN});
+  EXPECT_TRUE(std::isnan(clamp(n, -1, 1).item()));
+  EXPECT_EQ(sign(x).to_vector<double>(), (std::vector<double>{-1, -1, 1, 1, 1}));
+  EXPECT_EQ(sign(zeros({1}, DType::Float64)).item(), 0.0);
+  EXPECT_EQ(grad([](const Tensor& v) { return sum(sign(v)); })(x).to_vector<double>(), (std::vector<double>(5, 0.0)));
+}
+
+TEST(Unary, LeakyReluEluAndSiluMatchTheirFormulas) {
+  Tensor x = random({4, 7}, 401);
+  EXPECT_TRUE(all_close(leaky_relu(x), ref_unary(x, [](double v) { return v > 0 ? v : 0.01 * v; }), 0, 0));
+  EXPECT_TRUE(all_close(elu(x), ref_unary(x, [](double v) { return v > 0 ? v : std::exp(v) - 1; }), 1e-15, 1e-15));
+  EXPECT_TRUE(all_close(silu(x), ref_unary(x, [](double v) { return v / (1 + std::exp(-v)); }), 1e-15, 1e-14));
+  // The second derivative of elu below zero is a e^x, reached through its output.
+  Tensor neg_x = -abs(x) - 0.1;
+  Tensor h = grad([](const Tensor& v) { return sum(grad([](const Tensor& u) { return sum(elu(u, 2.0)); })(v)); })(neg_x);
+  EXPECT_TRUE(all_close(h, ref_unary(neg_x, [](double v) { return 2 * std::exp(v); }), 1e-12, 1e-12));
+}

@@ -204,3 +204,88 @@ TEST(Reduce, Errors) {
   EXPECT_EMBER_ERROR(argmax(scalar(1.0), 0), "argmax:");
   EXPECT_EMBER_ERROR(sum(Tensor()), "sum:");
 }
+
+// ---- min, argmin, prod, var/std, norm ----
+
+TEST(Reduce, MinMatchesALoopAndSharesTiedGradients) {
+  Tensor x = random({3, 5}, 301);
+  EXPECT_TRUE(all_close(min(x, 1), ref_reduce(x, {1}, false, INFINITY, [](double a, double v) { return std::min(a, v); }), 0, 0));
+  EXPECT_TRUE(all_close(min(x, 0, true), ref_reduce(x, {0}, true, INFINITY, [](double a, double v) { return std::min(a, v); }), 0, 0));
+  EXPECT_DOUBLE_EQ(min(x).item(), ref_reduce(x, {0, 1}, false, INFINITY, [](double a, double v) { return std::min(a, v); }).item());
+  EXPECT_TRUE(grad_ok([](const std::vector<Tensor>& v) { return min(v[0], 1); }, {x}));
+  Tensor tied = from_vector(std::vector<double>{2, -1, 3, -1});
+  Tensor g = grad([](const Tensor& v) { return min(v); })(tied);
+  EXPECT_EQ(g.to_vector<double>(), (std::vector<double>{0, 0.5, 0, 0.5}));
+}
+
+TEST(Reduce, ArgminTakesTheFirstMinimumAndKeepsDims) {
+  Tensor x = from_vector(std::vector<double>{3, 1, 1, 5, 0, 2, 0, 9}, {2, 4});
+  EXPECT_EQ(argmin(x, 1).to_vector<int64_t>(), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(argmin(x, 1, true).shape(), (Shape{2, 1}));
+  EXPECT_EQ(argmax(x, 0, true).shape(), (Shape{1, 4}));
+  EXPECT_EQ(argmin(x, 0).to_vector<int64_t>(), (std::vector<int64_t>{1, 0, 1, 0}));
+  EXPECT_EQ(argmin(arange(5), 0).item(), 0);
+  EXPECT_EMBER_ERROR(argmin(zeros({0, 3}), 0), "argmin: cannot take the argmin over an empty dimension");
+  EXPECT_EMBER_ERROR(argmin(x, 2), "argmin");
+}
+
+TEST(Reduce, ProdGradientHandlesZeros) {
+  // Row 0: no zero; row 1: one zero (its gradient is the product of the others); row 2: two zeros.
+  Tensor x = from_vector(std::vector<double>{2, 3, 4, 2, 0, 5, 0, 7, 0}, {3, 3});
+  EXPECT_EQ(prod(x, {1}).to_vector<double>(), (std::vector<double>{24, 0, 0}));
+  Tensor g = grad([](const Tensor& v) { return sum(prod(v, {1})); })(x);
+  EXPECT_EQ(g.to_vector<double>(), (std::vector<double>{12, 8, 6, 0, 10, 0, 0, 0, 0}));
+  EXPECT_DOUBLE_EQ(prod(full({0}, 1.0, DType::Float64)).item(), 1.0);  // the empty product
+  Tensor r = random({2, 3, 4}, 302, true);
+  EXPECT_TRUE(grad_ok([](const std::vector<Tensor>& v) { return prod(v[0], {0, 2}, true); }, {r}));
+}
+
+TEST(Reduce, VarAndStdApplyTheCorrection) {
+  Tensor x = random({4, 6}, 303);
+  for (double correction : {0.0, 1.0, 2.0}) {
+    Tensor m = ref_sum(x, {1}, true) / 6.0;
+    Tensor ref = ref_tensor({4}, [&](const Shape& i) {
+      double acc = 0;
+      for (int64_t j = 0; j < 6; ++j) acc += std::pow(x.at({i[0], j}) - m.at({i[0], 0}), 2);
+      return acc / (6 - correction);
+    });
+    EXPECT_TRUE(all_close(var(x, {1}, correction), ref, 1e-12, 1e-12)) << correction;
+    EXPECT_TRUE(all_close(ember::std(x, {-1}, correction), sqrt(ref), 1e-12, 1e-12)) << correction;
+  }
+  EXPECT_EQ(var(x, {0}, 1, true).shape(), (Shape{1, 6}));
+  EXPECT_TRUE(grad_ok([](const std::vector<Tensor>& v) { return ember::std(v[0], {0}); }, {x}));
+  EXPECT_TRUE(grad_ok([](const std::vector<Tensor>& v) { return var(v[0]); }, {x}));
+  EXPECT_EMBER_ERROR(var(random({1, 3}, 1), {0}), "var: 1 elements of shape [1, 3] over dims [0] leave no degrees of freedom");
+  EXPECT_EMBER_ERROR(var(arange(4)), "var: expected a float32 or float64 tensor");
+}
+
+TEST(Reduce, NormForP1P2PInfAndGeneralP) {
+  Tensor x = random({3, 5}, 304);
+  auto ref = [&](double p) {
+    return ref_tensor({3}, [&](const Shape& i) {
+      double acc = 0;
+      for (int64_t j = 0; j < 5; ++j) {
+        double a = std::fabs(x.at({i[0], j}));
+        acc = std::isinf(p) ? std::max(acc, a) : acc + std::pow(a, p);
+      }
+      return std::isinf(p) ? acc : std::pow(acc, 1 / p);
+    });
+  };
+  for (double p : {1.0, 2.0, 3.0, double(INFINITY)}) {
+    EXPECT_TRUE(all_close(norm(x, p, {1}), ref(p), 1e-12, 1e-12)) << p;
+    EXPECT_TRUE(grad_ok([p](const std::vector<Tensor>& v) { return norm(v[0], p, {1}); }, {x})) << p;
+  }
+  EXPECT_NEAR(norm(x).item(), std::sqrt(sum(x * x).item()), 1e-12);
+  EXPECT_EQ(norm(x, INFINITY, {0, 1}, true).shape(), (Shape{1, 1}));
+  EXPECT_DOUBLE_EQ(norm(x, INFINITY).item(), max(abs(x)).item());
+  // An all-zero row has norm 0 and the zero subgradient, not NaN.
+  Tensor z = concat({zeros({1, 5}, DType::Float64), x}, 0);
+  for (double p : {2.0, 3.0}) {
+    Tensor g = grad([p](const Tensor& v) { return sum(norm(v, p, {1})); })(z);
+    std::vector<double> gv = g.to_vector<double>();
+    for (size_t i = 0; i < 5; ++i) EXPECT_EQ(gv[i], 0.0) << p;
+    EXPECT_TRUE(all_close(slice(g, 0, 1, 4), grad([p](const Tensor& v) { return sum(norm(v, p, {1})); })(x), 1e-14, 1e-14));
+    EXPECT_EQ(norm(z, p, {1}).at({0}), 0.0);
+  }
+  EXPECT_EMBER_ERROR(norm(x, 0.5), "norm: p must be at least 1");
+}
