@@ -1,7 +1,6 @@
 // Ember: one include for the whole public API.
 #pragma once
 #include "framework/autograd/autograd.h"
-#include "framework/autograd/evaluation_trace.h"
 #include "framework/autograd/primitive.h"
 #include "framework/cuda/cuda.h"
 #include "framework/custom_op.h"

@@ -1,7 +1,7 @@
 // The house that the build enforces (each layer a library linked with --no-undefined), checked
 // once more from the includes, so that a wrong include is caught even before it is called:
 //   core (framework/, framework/autograd/, the CUDA loader) <- ops <- nn (nn, optim, data, io,
-//   dist) <- models <- examples; the CUDA and NCCL backends sit beside ops and dist.
+//   dist, functional) <- models <- examples; the CUDA and NCCL backends sit beside ops and dist.
 // No file outside the backends includes a CUDA or NCCL header.
 #include <filesystem>
 #include <fstream>
@@ -28,7 +28,8 @@ Layer layer_of(const std::string& p) {
     return (p == "framework/cuda/cuda.h" || p == "framework/cuda/runtime_hooks.h" || p == "framework/cuda/loader.cpp")
                ? Core
                : CudaBackend;
-  for (const char* nn : {"framework/nn/", "framework/optim/", "framework/data/", "framework/io/", "framework/dist/"})
+  for (const char* nn : {"framework/nn/", "framework/optim/", "framework/data/", "framework/io/", "framework/dist/",
+                         "framework/functional/"})
     if (starts(p, nn)) return Nn;
   if (starts(p, "framework/")) return Core;
   if (starts(p, "ops/")) return p.find("/cuda/") != std::string::npos ? CudaBackend : Ops;

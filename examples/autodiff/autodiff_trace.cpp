@@ -1,7 +1,7 @@
 // autodiff_trace: Baydin et al. (2018), Tables 2 and 3, read back from the graph Ember records for
 // y = ln(x1) + x1*x2 - sin(x2): the forward primal trace, the forward tangent trace and the reverse
 // adjoint trace (one backward pass gives both partial derivatives). The tables are built by
-// framework/autograd/evaluation_trace.cpp from the recorded nodes, not typed in.
+// examples/autodiff/evaluation_trace.cpp from the recorded nodes, not typed in.
 #include <cxxopts.hpp>
 #include <fstream>
 #include <iostream>
@@ -11,10 +11,10 @@
 
 #include "ember.h"
 #include "examples/common/cli_flags.h"
-#include "framework/autograd/evaluation_trace.h"
+#include "examples/autodiff/evaluation_trace.h"
 
 using namespace ember;
-using autograd::TraceFormat;
+using study::TraceFormat;
 
 namespace {
 // The survey's running example, one primitive per statement: in `log(a) + a * b - sin(b)` C++ leaves
@@ -28,7 +28,7 @@ Tensor baydin_example(const std::vector<Tensor>& x) {
   return v4 - v3;
 }
 
-nlohmann::json to_json(const autograd::EvaluationTrace& t) {
+nlohmann::json to_json(const study::EvaluationTrace& t) {
   nlohmann::json j;
   j["function"] = "y = ln(x1) + x1*x2 - sin(x2)";
   j["y"] = t.y;
@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
     EMBER_CHECK(which == "all" || which == "primal" || which == "tangent" || which == "adjoint",
                 "--table must be primal, tangent, adjoint or all, got '", which, "'");
     std::vector<double> dir = {wrt == 1 ? 1.0 : 0.0, wrt == 2 ? 1.0 : 0.0};
-    auto t = autograd::trace_evaluation(baydin_example, x, dir);
+    auto t = study::trace_evaluation(baydin_example, x, dir);
     if (args.count("json")) {
       std::ofstream f(args["json"].as<std::string>());
       EMBER_CHECK(f.good(), "cannot write ", args["json"].as<std::string>());
@@ -84,21 +84,21 @@ int main(int argc, char** argv) {
     }
     TraceFormat fmt = args.count("latex") ? TraceFormat::Latex : TraceFormat::Text;
     if (which != "all") {
-      std::cout << (which == "primal"    ? autograd::primal_table(t, fmt)
-                    : which == "tangent" ? autograd::tangent_table(t, fmt)
-                                         : autograd::adjoint_table(t, fmt));
+      std::cout << (which == "primal"    ? study::primal_table(t, fmt)
+                    : which == "tangent" ? study::tangent_table(t, fmt)
+                                         : study::adjoint_table(t, fmt));
       return 0;
     }
     if (fmt == TraceFormat::Text)
-      std::cout << "y = ln(x1) + x1*x2 - sin(x2) at (x1, x2) = (" << autograd::format_number(x[0]) << ", "
-                << autograd::format_number(x[1]) << "), tangent x-dot = (" << dir[0] << ", " << dir[1] << ")\n\n";
-    std::cout << autograd::primal_table(t, fmt) << "\n"
-              << autograd::tangent_table(t, fmt) << "\n"
-              << autograd::adjoint_table(t, fmt);
+      std::cout << "y = ln(x1) + x1*x2 - sin(x2) at (x1, x2) = (" << study::format_number(x[0]) << ", "
+                << study::format_number(x[1]) << "), tangent x-dot = (" << dir[0] << ", " << dir[1] << ")\n\n";
+    std::cout << study::primal_table(t, fmt) << "\n"
+              << study::tangent_table(t, fmt) << "\n"
+              << study::adjoint_table(t, fmt);
     if (fmt == TraceFormat::Text)
-      std::cout << "\none forward pass (make_jvp): dy/dx" << wrt << " = " << autograd::format_number(t.y_tangent)
-                << "\none backward pass (make_vjp): dy/dx1 = " << autograd::format_number(t.gradient[0])
-                << ", dy/dx2 = " << autograd::format_number(t.gradient[1]) << "\n";
+      std::cout << "\none forward pass (make_jvp): dy/dx" << wrt << " = " << study::format_number(t.y_tangent)
+                << "\none backward pass (make_vjp): dy/dx1 = " << study::format_number(t.gradient[0])
+                << ", dy/dx2 = " << study::format_number(t.gradient[1]) << "\n";
   } catch (const std::exception& e) {
     std::cerr << "autodiff_trace: " << e.what() << "\n";
     return 1;

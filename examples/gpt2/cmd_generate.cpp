@@ -24,7 +24,8 @@ int generate(int argc, char** argv) {
       "top-p", "nucleus sampling mass", cxxopts::value<double>()->default_value("1"))(
       "seed", "random seed for sampling", cxxopts::value<uint64_t>()->default_value("0"))(
       "no-cache", "recompute the whole prefix every step instead of using the KV cache")(
-      "attention", "attention algorithm: standard or flash", cxxopts::value<std::string>()->default_value("standard"))(
+      "attention", "attention algorithm: flash2 (FlashAttention-2 order), flash (the paper's Algorithm 1) or standard",
+      cxxopts::value<std::string>()->default_value("flash2"))(
       "print-ids", "print the generated token ids on one line instead of text")(
       "dump-logits", "write the logits of every position of the input as a float32 (T x vocab) .npy file and exit",
       cxxopts::value<std::string>())("h,help", "show this help");

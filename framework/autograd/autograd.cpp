@@ -114,7 +114,7 @@ std::shared_ptr<Node> leaf_node(const Tensor& x, int index, bool forward_mode) {
   node->shape = x.shape();
   node->dtype = x.dtype();
   node->device = x.device();
-  if (record_values()) node->value = unbox_all(x);
+  detail::report_recorded(*node, x);
   return node;
 }
 

@@ -1,7 +1,6 @@
 // Node: what a trace records about one primitive application.
 // Reverse-mode traces keep a VJP closure per node; forward-mode traces keep the tangent.
 #pragma once
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -15,13 +14,6 @@ struct Node;
 // Given the output's cotangent, returns one cotangent per input (undefined where the input is not
 // traced here, or where none flows); `node` is the node itself, whose parents say which are wanted.
 using VjpFn = std::function<std::vector<Tensor>(const Tensor& g, const Node& node)>;
-
-namespace detail {
-// Nodes are numbered in creation order, so a tool can list a trace in the order the program ran it
-// (a topological sort only guarantees parents before children).
-inline std::atomic<uint64_t> g_next_node_seq{0};
-inline uint64_t next_node_seq() { return g_next_node_seq.fetch_add(1, std::memory_order_relaxed); }
-}  // namespace detail
 
 struct Node {
   const char* op = "";                          // primitive name, e.g. "mul"
@@ -38,8 +30,6 @@ struct Node {
   Shape shape;  // of the value, to check cotangents
   DType dtype = DType::Float32;
   Device device = Device::CPU;
-  Tensor value;  // the unboxed value, kept only while value recording is on (autodiff_trace)
-  uint64_t seq = detail::next_node_seq();  // creation order
 
   // Leaves: make_vjp inputs have an index; requires_grad_ leaves point at the tensor whose .grad they fill.
   bool is_leaf = false;

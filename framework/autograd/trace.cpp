@@ -6,7 +6,7 @@ namespace ember::autograd {
 namespace {
 std::atomic<int> g_next_trace{kEagerTrace + 1};
 thread_local bool t_grad_enabled = true;
-bool g_record_values = false;
+thread_local const RecordObserver* t_record_observer = nullptr;
 }  // namespace
 
 int new_trace_id() { return g_next_trace++; }
@@ -15,8 +15,10 @@ bool grad_enabled() { return t_grad_enabled; }
 NoGradGuard::NoGradGuard() : prev_(t_grad_enabled) { t_grad_enabled = false; }
 NoGradGuard::~NoGradGuard() { t_grad_enabled = prev_; }
 
-void set_record_values(bool on) { g_record_values = on; }
-bool record_values() { return g_record_values; }
+ObserveRecording::ObserveRecording(RecordObserver observer) : observer_(std::move(observer)), prev_(t_record_observer) {
+  t_record_observer = &observer_;
+}
+ObserveRecording::~ObserveRecording() { t_record_observer = prev_; }
 
 Tensor box(const Tensor& value, int trace, std::shared_ptr<Node> node) {
   auto impl = std::make_shared<TensorImpl>();
@@ -67,8 +69,12 @@ std::shared_ptr<Node> make_node(const char* op, const Args& args, int trace, con
   node->shape = ans.shape();
   node->dtype = ans.dtype();
   node->device = ans.device();
-  if (g_record_values) node->value = unbox_all(ans);
+  if (t_record_observer) (*t_record_observer)(*node, unbox_all(ans));
   return node;
+}
+
+void report_recorded(const Node& node, const Tensor& value) {
+  if (t_record_observer) (*t_record_observer)(node, unbox_all(value));
 }
 
 }  // namespace detail

@@ -4,6 +4,7 @@
 // higher-order derivatives), and boxes its result with a Node of the newest trace. Trace 1 is the
 // always-open eager trace that requires_grad_ leaves live in.
 #pragma once
+#include <functional>
 #include <initializer_list>
 #include <vector>
 
@@ -45,14 +46,26 @@ inline bool any_traced(std::initializer_list<const Tensor*> ts) {
   return false;
 }
 
-// While on, every node keeps its unboxed value (autodiff_trace prints them). Off by default
-// because it keeps every intermediate alive.
-void set_record_values(bool on);
-bool record_values();
+// While alive, every node recorded on this thread (make_vjp/make_jvp inputs included) is reported
+// with its unboxed value, in the order the program made them. A study tool (examples/autodiff
+// reads evaluation traces with it); recording without one pays one test.
+using RecordObserver = std::function<void(const Node& node, const Tensor& value)>;
+class ObserveRecording {
+ public:
+  explicit ObserveRecording(RecordObserver observer);
+  ~ObserveRecording();
+  ObserveRecording(const ObserveRecording&) = delete;
+  ObserveRecording& operator=(const ObserveRecording&) = delete;
+
+ private:
+  RecordObserver observer_;
+  const RecordObserver* prev_;
+};
 
 namespace detail {
 int top_trace(const Args& args);  // highest trace id among boxed args, 0 if none
 std::shared_ptr<Node> make_node(const char* op, const Args& args, int trace, const Tensor& ans);
+void report_recorded(const Node& node, const Tensor& value);  // to the ObserveRecording, if any
 }  // namespace detail
 
 }  // namespace ember::autograd

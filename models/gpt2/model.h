@@ -78,7 +78,7 @@ class Block : public nn::Module {
 
   Config cfg;
   int64_t layer;
-  AttentionImpl attention_impl = AttentionImpl::Standard;
+  AttentionImpl attention_impl = AttentionImpl::Flash2;  // FlashAttention-2 order on the CPU
   std::shared_ptr<LayerNorm> ln_1, ln_2;
   std::shared_ptr<Conv1D> c_attn, attn_proj, c_fc, mlp_proj;
 };

@@ -1,6 +1,7 @@
 // Autodiff from Python: make_vjp and make_jvp over Python functions, the VJP object, no_grad.
 // grad, value_and_grad and the single-input conveniences are Python (ember/autograd.py) on these.
 #include "bindings.h"
+#include "examples/autodiff/evaluation_trace.h"
 
 namespace ember::py {
 namespace {
@@ -39,8 +40,8 @@ void bind_autograd(nb::module_& m) {
   m.def("grad_enabled", &autograd::grad_enabled);
 
   // Baydin et al.'s evaluation traces of a Python function (the autodiff study's tables).
-  using autograd::EvaluationTrace;
-  using autograd::TraceFormat;
+  using study::EvaluationTrace;
+  using study::TraceFormat;
   auto format_of = [](const std::string& f) {
     EMBER_CHECK(f == "text" || f == "latex", "autodiff_trace: format must be 'text' or 'latex', got '", f, "'");
     return f == "text" ? TraceFormat::Text : TraceFormat::Latex;
@@ -65,19 +66,19 @@ void bind_autograd(nb::module_& m) {
         return out;
       })
       .def("primal_table", [format_of](const EvaluationTrace& t, const std::string& f) {
-        return autograd::primal_table(t, format_of(f));
+        return study::primal_table(t, format_of(f));
       }, nb::arg("format") = "text")
       .def("tangent_table", [format_of](const EvaluationTrace& t, const std::string& f) {
-        return autograd::tangent_table(t, format_of(f));
+        return study::tangent_table(t, format_of(f));
       }, nb::arg("format") = "text")
       .def("adjoint_table", [format_of](const EvaluationTrace& t, const std::string& f) {
-        return autograd::adjoint_table(t, format_of(f));
+        return study::adjoint_table(t, format_of(f));
       }, nb::arg("format") = "text");
   m.def("_autodiff_trace", [](nb::handle f, const std::vector<double>& x, const std::vector<double>& direction) {
     auto fn = [f](const std::vector<Tensor>& xs) {
       return as_tensor(nb::borrow(f)(nb::cast(xs)), "autodiff_trace: f's result");
     };
-    return autograd::trace_evaluation(fn, x, direction);
+    return study::trace_evaluation(fn, x, direction);
   }, nb::arg("f"), nb::arg("x"), nb::arg("direction"));
 }
 

@@ -173,7 +173,7 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
     o.impl = parse_attention_impl(impl);
     o.scale = scale;
     return attention(q, k, v, o);
-  }, arg("q"), arg("k"), arg("v"), arg("causal") = false, arg("impl") = "flash", arg("scale") = 0.0);
+  }, arg("q"), arg("k"), arg("v"), arg("causal") = false, arg("impl") = "flash2", arg("scale") = 0.0);
   // shapes (the Tensor methods of the same names are views from tensor.cpp)
   b.fn("reshape", [](T x, const Shape& s) { return reshape(x, s); }, arg("x"), arg("shape"));
   b.fn("view", [](T x, const Shape& s) { return view(x, s); }, arg("x"), arg("shape"));

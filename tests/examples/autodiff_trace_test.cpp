@@ -2,11 +2,12 @@
 // the backward-pass observer it is built on.
 #include <cmath>
 
-#include "framework/autograd/evaluation_trace.h"
+#include "examples/autodiff/evaluation_trace.h"
 #include "test_util.h"
 
 using namespace ember;
 using namespace ember::autograd;
+using namespace ember::study;
 
 namespace {
 Tensor baydin(const std::vector<Tensor>& x) {
@@ -105,7 +106,14 @@ TEST(AutodiffTrace, RejectsNonScalarsAndMismatchedTangents) {
                      "one-element");
   EXPECT_EMBER_ERROR(trace_evaluation([](const std::vector<Tensor>& x) { return sum(x[0].expand({3}) * x[1]); }, {2, 5}, {1, 0}),
                      "scalars only");
-  EXPECT_FALSE(record_values()) << "trace_evaluation must restore the value-recording switch";
+  // A failed trace leaves no observer behind: recording afterwards reports nothing.
+  int reported = 0;
+  {
+    ObserveRecording outer([&](const Node&, const Tensor&) { ++reported; });
+    EXPECT_EMBER_ERROR(trace_evaluation(baydin, {2, 5}, {1}), "trace_evaluation");
+    (void)make_vjp([](const std::vector<Tensor>& x) { return std::vector<Tensor>{exp(x[0])}; }, {scalar(1.0, DType::Float64)});
+  }
+  EXPECT_EQ(reported, 2);  // the input and exp, to the outer observer, once trace_evaluation returned
 }
 
 TEST(BackwardObserver, ReportsEachVisitAndIsScoped) {
@@ -130,11 +138,23 @@ TEST(BackwardObserver, ReportsEachVisitAndIsScoped) {
   EXPECT_EQ(ops.size(), before);
 }
 
-TEST(BackwardObserver, NodesAreNumberedInCreationOrder) {
+TEST(RecordObserver, ReportsNodesInCreationOrderWithTheirValues) {
+  std::vector<std::string> ops;
+  std::vector<double> values;
   Tensor x = scalar(1.0, DType::Float64).requires_grad_();
-  Tensor a = exp(x), b = sin(x);
-  EXPECT_LT(a.impl()->node->seq, b.impl()->node->seq);
-  EXPECT_LT(x.impl()->node->seq, a.impl()->node->seq);
+  {
+    ObserveRecording watch([&](const Node& n, const Tensor& v) {
+      ops.push_back(n.op);
+      values.push_back(v.item());
+    });
+    Tensor a = exp(x), b = sin(x);
+    (void)(a * b);
+  }
+  EXPECT_EQ(ops, (std::vector<std::string>{"exp", "sin", "mul"}));
+  EXPECT_NEAR(values[0], std::exp(1.0), 1e-15);
+  EXPECT_NEAR(values[2], std::exp(1.0) * std::sin(1.0), 1e-15);
+  (void)exp(x);  // no observer any more
+  EXPECT_EQ(ops.size(), 3u);
 }
 
 TEST(AutodiffTrace, ConstantsAndUnknownOpsStillPrint) {

@@ -1,6 +1,7 @@
 // Autograd: make_vjp with several inputs and outputs, accumulation through fan-out, grad /
 // value_and_grad(s), make_jvp, higher order (grad of grad, a Hessian-vector product against finite
 // differences), PyTorch-style backward on requires_grad_ leaves, no_grad, nesting, and errors.
+#include <map>
 #include "ops/reference.h"
 
 using namespace ember;
@@ -389,14 +390,25 @@ TEST(AutogradHigherOrder, SecondDerivativesThroughSelectAndJoin) {
 TEST(AutogradTrace, RecordedGraphOfBaydinsExample) {
   // y = ln(x1) + x1 x2 - sin(x2) at (2, 5) (Baydin et al. 2018): the recorded nodes in forward
   // order, their values, and one backward pass over them.
-  autograd::set_record_values(true);
+  std::map<const autograd::Node*, Tensor> values;
+  std::vector<std::string> recorded;  // in the order the engine reported them
+  auto observing = std::make_unique<autograd::ObserveRecording>([&](const autograd::Node& n, const Tensor& v) {
+    values[&n] = v;
+    recorded.push_back(n.op);
+  });
   std::shared_ptr<autograd::Node> root;
   auto [ys, vjp] = make_vjp([&](const std::vector<Tensor>& in) {
     Tensor y = log(in[0]) + in[0] * in[1] - sin(in[1]);
     root = y.impl()->node;
     return std::vector<Tensor>{y};
   }, {scalar(2.0, DType::Float64), scalar(5.0, DType::Float64)});
-  autograd::set_record_values(false);
+  observing.reset();
+  // In the order the program ran them (C++ leaves the order of the three operands open; the
+  // inputs come first and the subtraction last either way).
+  ASSERT_EQ(recorded.size(), 7u);
+  EXPECT_EQ(recorded[0], "input");
+  EXPECT_EQ(recorded[1], "input");
+  EXPECT_EQ(recorded.back(), "sub");
   std::vector<autograd::Node*> order = autograd::toposort({root});
   std::vector<std::string> ops;
   for (autograd::Node* n : order) ops.push_back(n->op);
@@ -409,10 +421,11 @@ TEST(AutogradTrace, RecordedGraphOfBaydinsExample) {
   EXPECT_LT(pos("sin"), pos("sub"));
   EXPECT_EQ(ops.back(), "sub");
   for (autograd::Node* n : order) {
-    ASSERT_TRUE(n->value.defined()) << n->op;
-    if (std::string(n->op) == "log") EXPECT_NEAR(n->value.item(), std::log(2.0), 1e-15);
-    if (std::string(n->op) == "mul") EXPECT_EQ(n->value.item(), 10.0);
-    if (std::string(n->op) == "sin") EXPECT_NEAR(n->value.item(), std::sin(5.0), 1e-15);
+    ASSERT_TRUE(values.count(n) && values[n].defined()) << n->op;
+    EXPECT_FALSE(values[n].is_traced()) << n->op;  // the observer sees raw values
+    if (std::string(n->op) == "log") EXPECT_NEAR(values[n].item(), std::log(2.0), 1e-15);
+    if (std::string(n->op) == "mul") EXPECT_EQ(values[n].item(), 10.0);
+    if (std::string(n->op) == "sin") EXPECT_NEAR(values[n].item(), std::sin(5.0), 1e-15);
   }
   EXPECT_NEAR(ys[0].item(), 11.652071455223084, 1e-12);
   std::vector<Tensor> g = vjp({scalar(1.0, DType::Float64)});
@@ -425,7 +438,10 @@ TEST(AutogradTrace, RecordedGraphOfBaydinsExample) {
   ASSERT_EQ(adj.size(), 2u);
   EXPECT_EQ(adj[0].item(), 1.0);   // d y / d (ln x1 + x1 x2)
   EXPECT_EQ(adj[1].item(), -1.0);  // d y / d sin(x2)
-  EXPECT_FALSE(autograd::record_values());
+  // Once the observer is gone nothing is reported.
+  size_t before = recorded.size();
+  (void)make_vjp([](const std::vector<Tensor>& in) { return std::vector<Tensor>{exp(in[0])}; }, {scalar(1.0, DType::Float64)});
+  EXPECT_EQ(recorded.size(), before);
 }
 
 TEST(AutogradHigherOrder, NoPerturbationConfusion) {

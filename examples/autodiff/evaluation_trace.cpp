@@ -1,4 +1,4 @@
-#include "framework/autograd/evaluation_trace.h"
+#include "examples/autodiff/evaluation_trace.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,17 +6,34 @@
 #include <map>
 #include <sstream>
 
-namespace ember::autograd {
+namespace ember::study {
+
+using autograd::BackwardStep;
+using autograd::Node;
+using autograd::ObserveBackward;
+
 namespace {
 
-// Turns value recording on for one scope, restoring the previous setting.
-class RecordValuesScope {
+// The values and the creation order of every node recorded while alive (the engine reports each
+// one to autograd::ObserveRecording): the order the program ran its primitives in.
+class Recording {
  public:
-  RecordValuesScope() : prev_(record_values()) { set_record_values(true); }
-  ~RecordValuesScope() { set_record_values(prev_); }
+  Recording()
+      : observing_([this](const Node& n, const Tensor& value) {
+          seen_[&n] = {next_++, value};
+        }) {}
+  uint64_t order(const Node& n) const { return at(n).first; }
+  const Tensor& value(const Node& n) const { return at(n).second; }
 
  private:
-  bool prev_;
+  const std::pair<uint64_t, Tensor>& at(const Node& n) const {
+    auto it = seen_.find(&n);
+    EMBER_CHECK(it != seen_.end(), "trace_evaluation: '", n.op, "' was not recorded while the trace was observed");
+    return it->second;
+  }
+  std::map<const Node*, std::pair<uint64_t, Tensor>> seen_;
+  uint64_t next_ = 0;
+  autograd::ObserveRecording observing_;
 };
 
 double item_of(const Tensor& t, const Node& node, const char* what) {
@@ -27,19 +44,19 @@ double item_of(const Tensor& t, const Node& node, const char* what) {
 }
 
 // A recorded graph laid out as Baydin numbers it: inputs v_{1-n}..v_0, primitives v_1..v_l in
-// creation order (Node::seq), which is the order the program ran them.
+// creation order, which is the order the program ran them.
 struct Layout {
   std::vector<const Node*> ops;          // v_1 .. v_l
   std::map<const Node*, int> index_of;   // every node -> its subscript
 };
 
-Layout lay_out(const std::shared_ptr<Node>& out, int num_inputs) {
+Layout lay_out(const std::shared_ptr<Node>& out, int num_inputs, const Recording& rec) {
   Layout l;
-  for (Node* n : toposort({out})) {
+  for (Node* n : autograd::toposort({out})) {
     if (n->is_leaf) l.index_of[n] = n->leaf_index + 1 - num_inputs;
     else l.ops.push_back(n);
   }
-  std::sort(l.ops.begin(), l.ops.end(), [](const Node* a, const Node* b) { return a->seq < b->seq; });
+  std::sort(l.ops.begin(), l.ops.end(), [&rec](const Node* a, const Node* b) { return rec.order(*a) < rec.order(*b); });
   for (size_t i = 0; i < l.ops.size(); ++i) l.index_of[l.ops[i]] = int(i) + 1;
   return l;
 }
@@ -66,7 +83,6 @@ FnNM capture_output(const FnN& f, std::shared_ptr<Node>& out) {
 EvaluationTrace trace_evaluation(const FnN& f, const std::vector<double>& x, const std::vector<double>& direction) {
   EMBER_CHECK(!x.empty() && x.size() == direction.size(), "trace_evaluation: got ", x.size(), " inputs and ",
               direction.size(), " tangents; expected the same number, at least one");
-  RecordValuesScope recording;
   EvaluationTrace t;
   const int n = int(x.size());
   t.num_inputs = n;
@@ -74,16 +90,17 @@ EvaluationTrace trace_evaluation(const FnN& f, const std::vector<double>& x, con
 
   // Reverse mode: record, then one backward pass with y-bar = 1, observing each visit.
   std::shared_ptr<Node> out;
+  Recording recorded;
   auto [ys, vjp] = make_vjp(capture_output(f, out), float64_inputs(x));
   t.y = ys[0].item();
-  Layout rev = lay_out(out, n);
+  Layout rev = lay_out(out, n, recorded);
   for (int i = 0; i < n; ++i) t.vars.push_back({i + 1 - n, "input", {}, x[size_t(i)], direction[size_t(i)], 0});
   for (const Node* node : rev.ops) {
     TraceVar v;
     v.index = rev.index_of.at(node);
     v.op = node->op;
     for (const auto& p : node->parents) v.args.push_back(p ? rev.index_of.at(p.get()) : kConstantArg);
-    v.value = item_of(node->value, *node, "value");
+    v.value = item_of(recorded.value(*node), *node, "value");
     t.vars.push_back(v);
   }
 
@@ -116,9 +133,10 @@ EvaluationTrace trace_evaluation(const FnN& f, const std::vector<double>& x, con
 
   // Forward mode: a second recording of the same program, carrying tangents.
   std::shared_ptr<Node> fout;
+  Recording recorded_forward;
   auto [fys, tangents] = make_jvp(capture_output(f, fout), float64_inputs(x), float64_inputs(direction));
   t.y_tangent = tangents[0].item();
-  Layout fwd = lay_out(fout, n);
+  Layout fwd = lay_out(fout, n, recorded_forward);
   EMBER_CHECK(fwd.ops.size() == rev.ops.size(), "trace_evaluation: the function recorded ", rev.ops.size(),
               " primitives under make_vjp but ", fwd.ops.size(), " under make_jvp; it must run the same program");
   for (size_t i = 0; i < fwd.ops.size(); ++i) {
@@ -347,4 +365,4 @@ std::string adjoint_table(const EvaluationTrace& t, TraceFormat format) {
   return out + (n.latex() ? "% visit order: " : "  visit order: ") + order + "\n";
 }
 
-}  // namespace ember::autograd
+}  // namespace ember::study

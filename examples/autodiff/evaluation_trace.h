@@ -3,7 +3,8 @@
 // a survey", Tables 2 and 3: inputs are v_{1-n} .. v_0, each primitive's result is v_1 .. v_l in the
 // order the program computed it; v-dot is a tangent (forward mode), v-bar an adjoint (reverse mode).
 //
-// Every number comes from the framework: values from Node::value (set_record_values), tangents
+// A study tool, outside the library: it reads the graph through the engine's public observers.
+// Every number comes from the framework: values as each node is recorded (ObserveRecording), tangents
 // from Node::tangent (make_jvp), adjoints from the cotangents a backward pass sends along each edge
 // (ObserveBackward) and local partials from each node's own VJP applied to a unit cotangent. Only
 // the symbolic column ("ln v_{-1}") is notation, chosen per primitive name.
@@ -11,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "framework/autograd/autograd.h"
+#include "ember.h"
 
-namespace ember::autograd {
+namespace ember::study {
 
 // One variable v_i of the trace.
 struct TraceVar {
@@ -63,4 +64,4 @@ std::string adjoint_table(const EvaluationTrace& t, TraceFormat format);
 // Baydin's rounding: three decimals, trailing zeros dropped ("2", "0.5", "11.652").
 std::string format_number(double v);
 
-}  // namespace ember::autograd
+}  // namespace ember::study
