@@ -68,8 +68,9 @@ class ProgressBar {
     bar.append(size_t(width - filled), '.');
     double rate = elapsed > 0 ? double(samples_) / elapsed : 0.0;
     double eta = done_ > first_ ? elapsed * double(total_ - done_) / double(done_ - first_) : NAN;
-    std::fprintf(out_, "%s%s [%s] %lld/%lld %s | %.0f %s/s | %s %s%s", tty_ ? "\r\033[K" : "", label_.c_str(),
-                 bar.c_str(), (long long)done_, (long long)total_, status.c_str(), rate, unit_.c_str(),
+    // Slow units (benchmark cases) keep two decimals, so that their rate does not read 0.
+    std::fprintf(out_, "%s%s [%s] %lld/%lld %s | %.*f %s/s | %s %s%s", tty_ ? "\r\033[K" : "", label_.c_str(),
+                 bar.c_str(), (long long)done_, (long long)total_, status.c_str(), rate < 10 ? 2 : 0, rate, unit_.c_str(),
                  final ? "took" : "ETA", format_duration(final ? elapsed : eta).c_str(), final ? "\n" : "");
     std::fflush(out_);
   }
