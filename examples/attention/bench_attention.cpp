@@ -19,7 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "examples/common/bench.h"
 #include "examples/common/peer_python.h"
+#include "examples/common/progress_bar.h"
 
 #include <cxxopts.hpp>
 #include <nlohmann/json.hpp>
@@ -153,21 +155,6 @@ struct Measure {
   int64_t read_bytes = 0, write_bytes = 0;
 };
 
-class Progress {
- public:
-  explicit Progress(int total) : total_(total) {}
-  void step(const std::string& what) {
-    ++done_;
-    int w = 30, fill = total_ ? done_ * w / total_ : w;
-    std::fprintf(stderr, "\r[%s%s] %d/%d %-40s", std::string(size_t(fill), '#').c_str(),
-                 std::string(size_t(w - fill), ' ').c_str(), done_, total_, what.c_str());
-    if (done_ == total_) std::fprintf(stderr, "\n");
-    std::fflush(stderr);
-  }
-
- private:
-  int total_, done_ = 0;
-};
 
 }  // namespace
 
@@ -256,7 +243,7 @@ int main(int argc, char** argv) {
     int total = 0;
     for (const Config& c : configs)
       for (AttentionImpl impl : impls) total += impl == AttentionImpl::Standard && c.n > max_std ? 0 : 2;
-    Progress progress(total);
+    examples::ProgressBar progress("attention", total, true, stderr, "runs");
     struct Row {
       Config c;
       std::string impl, mode;
@@ -335,14 +322,14 @@ int main(int argc, char** argv) {
           out = Tensor();
         }
       for (Variant& var : vars) {
-        std::sort(var.ts.begin(), var.ts.end());
-        var.m.median_ms = var.ts[var.ts.size() / 2];
-        var.m.min_ms = var.ts[0];
-        std::sort(var.cpu.begin(), var.cpu.end());
-        var.m.cpu_ms = var.cpu[var.cpu.size() / 2];
+        var.m.median_ms = bench::median(var.ts);
+        var.m.min_ms = *std::min_element(var.ts.begin(), var.ts.end());
+        var.m.cpu_ms = bench::median(var.cpu);
         rows.push_back({c, name(var.impl), var.mode, var.m, var.max_diff});
       }
     }
+
+    progress.finish();
 
     // Peer: PyTorch on the same configurations, in this run.
     std::map<std::string, json> peer;
@@ -430,9 +417,7 @@ int main(int argc, char** argv) {
                   {"peer_note", peer_note},
                 {"peer", peer_info},
                   {"results", results}};
-      std::ofstream f(args["json"].as<std::string>());
-      EMBER_CHECK(bool(f), "bench_attention: cannot write ", args["json"].as<std::string>());
-      f << doc.dump(2) << "\n";
+      bench::write_json(args["json"].as<std::string>(), doc);
     }
   } catch (const std::exception& e) {
     std::cerr << e.what() << "\n";  // ember::Error messages name the op or program

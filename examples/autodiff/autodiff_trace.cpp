@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "ember.h"
+#include "examples/common/bench.h"
 #include "examples/common/cli_flags.h"
 #include "examples/autodiff/evaluation_trace.h"
 
@@ -78,9 +79,7 @@ int main(int argc, char** argv) {
     std::vector<double> dir = {wrt == 1 ? 1.0 : 0.0, wrt == 2 ? 1.0 : 0.0};
     auto t = study::trace_evaluation(baydin_example, x, dir);
     if (args.count("json")) {
-      std::ofstream f(args["json"].as<std::string>());
-      EMBER_CHECK(f.good(), "cannot write ", args["json"].as<std::string>());
-      f << to_json(t).dump(2) << "\n";
+      bench::write_json(args["json"].as<std::string>(), to_json(t));
     }
     TraceFormat fmt = args.count("latex") ? TraceFormat::Latex : TraceFormat::Text;
     if (which != "all") {

@@ -7,11 +7,13 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <algorithm>
 #include <optional>
 #include <thread>
 
+#include "examples/common/bench.h"
 #include "examples/common/cli_flags.h"
 #include "ember.h"
 #include "framework/parallel.h"
@@ -26,15 +28,7 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 
 template <class F>
 double median_seconds(F&& f, int warmup, int repeats) {
-  for (int i = 0; i < warmup; ++i) f();
-  std::vector<double> t;
-  for (int i = 0; i < repeats; ++i) {
-    auto t0 = Clock::now();
-    f();
-    t.push_back(seconds_since(t0));
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return bench::measure(f, {warmup, repeats, repeats, std::numeric_limits<double>::infinity()}).median_s;
 }
 
 Tensor chain(Tensor y, const Tensor& a, const Tensor& b, int ops) {
@@ -96,8 +90,7 @@ nlohmann::json measure_ember(int ops, int size, int reps, int warm, int mreps, i
     grads = (*vjp)({g});
     if (r >= warm) bt.push_back(seconds_since(t0));
   }
-  std::sort(bt.begin(), bt.end());
-  e["chain_backward_s"] = bt[bt.size() / 2];
+  e["chain_backward_s"] = bench::median(bt);
   vjp.reset();
   e["chain_total_s"] = median_seconds([&] { make_vjp(f, {x, a, b}).second({g}); }, warm, reps);
   e["chain_grad_a"] = grads[1].at({0});
@@ -239,10 +232,9 @@ int main(int argc, char** argv) {
                   ga, " vs ", gt, "): the two chains are not the same computation");
     }
     if (args.count("json")) {
-      std::ofstream out(args["json"].as<std::string>());
-      EMBER_CHECK(out.good(), "cannot write ", args["json"].as<std::string>());
-      out << nlohmann::json{{"cpu", cpu_name()}, {"ops", ops}, {"size", size}, {"batch", batch}, {"load_before", load_before}, {"load_after", load_after}, {"ember", e}, {"pytorch", t}}.dump(2)
-          << "\n";
+      bench::write_json(args["json"].as<std::string>(),
+                        {{"cpu", cpu_name()}, {"ops", ops}, {"size", size}, {"batch", batch}, {"load_before", load_before},
+                         {"load_after", load_after}, {"ember", e}, {"pytorch", t}});
     }
   } catch (const std::exception& ex) {
     std::cerr << "bench_autograd: " << ex.what() << "\n";

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cnn_model.h"
+#include "examples/common/bench.h"
 #include "examples/common/cli_flags.h"
 #include "framework/optim/adam.h"
 #include "framework/parallel.h"
@@ -19,10 +20,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
 }  // namespace
@@ -66,7 +63,7 @@ int main(int argc, char** argv) {
     }
     // Multiply-adds of the two convolutions per image (forward); backward does twice that.
     const double macs = 28.0 * 28 * 32 * 9 + 14.0 * 14 * 64 * 32 * 9;
-    const double f = median(fwd), b = median(bwd), u = median(upd);
+    const double f = bench::median(fwd), b = bench::median(bwd), u = bench::median(upd);
     std::printf("{\"framework\": \"ember\", \"threads\": %d, \"batch\": %lld, \"forward_ms\": %.3f, \"backward_ms\": %.3f, "
                 "\"optimizer_ms\": %.3f, \"step_ms\": %.3f, \"conv_gflop_per_step\": %.3f}\n",
                 num_threads(), (long long)batch, f, b, u, f + b + u, 2 * 3 * macs * double(batch) / 1e9);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "examples/common/bench.h"
 #include "examples/common/cli_flags.h"
 #include "examples/common/cli_lists.h"
 #include "framework/autograd/trace.h"
@@ -30,7 +31,7 @@
 #include "ops/loss/cross_entropy.h"
 #include "ops/reduce/reduce.h"
 #include "cnn_model.h"
-#include "progress_bar.h"
+#include "examples/common/progress_bar.h"
 #include "resume.h"
 
 using namespace ember;
@@ -316,8 +317,8 @@ int run(Config c) {
                      {"test_accuracy", std::to_string(t.accuracy)},
                      {"format", c.model == "cnn" ? "ember-cnn" : "ember-mlp"}};
   io::save_module(c.out_dir + "/model.safetensors", *model, md);
-  write_text(c.out_dir + "/metrics.json", doc.dump(2) + "\n");
-  if (!c.json_path.empty()) write_text(c.json_path, doc.dump(2) + "\n");
+  bench::write_json(c.out_dir + "/metrics.json", doc);
+  if (!c.json_path.empty()) bench::write_json(c.json_path, doc);
   std::printf("\nwrote %s/model.safetensors, metrics.csv, metrics.json, checkpoint.safetensors\n", c.out_dir.c_str());
   return 0;
 }

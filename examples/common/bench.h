@@ -1,5 +1,5 @@
-// The benchmark harness shared by the studies: time a function (warm-up, repeats, median), show
-// progress, name the CPU, and write results as JSON. Header-only; link the `ember_bench` target.
+// The benchmark harness shared by the studies: time a function (warm-up, repeats, median), name
+// the CPU, and write results as JSON (progress: progress_bar.h). Header-only; link the `ember_bench` target.
 //
 //   bench::Timing t = bench::measure([&] { run(); }, {/*warmup*/ 2, /*repeats*/ 5});
 //   double gflops = flops / t.median_s * 1e-9;
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "framework/error.h"
+#include "framework/io/safetensors.h"
 
 namespace ember::bench {
 
@@ -73,6 +74,7 @@ Timing measure(F&& f, const Options& opt = {}) {
     total += dt;
     if (int(t.samples_s.size()) >= opt.min_repeats && total > opt.max_seconds) break;
   }
+  if (t.samples_s.empty()) return t;  // repeats <= 0: nothing timed
   t.median_s = median(t.samples_s);
   t.cpu_median_s = median(cpu);
   t.min_s = *std::min_element(t.samples_s.begin(), t.samples_s.end());
@@ -85,29 +87,6 @@ inline nlohmann::json to_json(const Timing& t) {
   return {{"median_s", t.median_s}, {"min_s", t.min_s},     {"max_s", t.max_s},
           {"repeats", t.repeats},   {"cpu_median_s", t.cpu_median_s}};
 }
-
-// A progress bar on stderr (so that tables on stdout stay clean when redirected).
-class Progress {
- public:
-  Progress(int total, std::string label) : total_(std::max(total, 1)), label_(std::move(label)) { draw(); }
-  void tick(const std::string& what = "") {
-    ++done_;
-    what_ = what;
-    draw();
-  }
-  ~Progress() { std::fprintf(stderr, "\r%*s\r", 100, ""); }
-
- private:
-  void draw() const {
-    int width = 30, filled = width * done_ / total_;
-    std::string bar(size_t(filled), '#');
-    bar.resize(size_t(width), '.');
-    std::fprintf(stderr, "\r%s [%s] %d/%d %-30.30s", label_.c_str(), bar.c_str(), done_, total_, what_.c_str());
-    std::fflush(stderr);
-  }
-  int total_, done_ = 0;
-  std::string label_, what_;
-};
 
 // The value of a "key : value" line of /proc/cpuinfo ("" when absent, e.g. not on Linux).
 inline std::string cpuinfo_field(const std::string& key) {
@@ -186,12 +165,17 @@ inline double wait_for_quiet(double max_wait_s, double threshold = 0.9) {
   return idle;
 }
 
-// Writes `j` to `path` (pretty), or throws ember::Error naming the path.
-inline void write_json(const std::string& path, const nlohmann::json& j) {
-  std::ofstream f(path);
-  EMBER_CHECK(f.good(), "cannot open '", path, "' for writing");
-  f << j.dump(2) << "\n";
-  EMBER_CHECK(f.good(), "cannot write '", path, "'");
+// The one JSON result writer: `j` dumped with `indent` and a newline, written to a temporary file
+// beside `path` and renamed over it, so that a reader (or a killed run) never sees half a file.
+// A path that cannot be written is an ember::Error naming it; nothing is left behind then.
+inline void write_json(const std::string& path, const nlohmann::json& j, int indent = 2) {
+  EMBER_CHECK(!path.empty(), "write_json: empty path (expected a file path)");
+  const std::string text = j.dump(indent) + "\n";
+  try {
+    io::write_file_atomic(path, std::vector<uint8_t>(text.begin(), text.end()));
+  } catch (const Error& e) {
+    throw Error(str("write_json: cannot write '", path, "': ", e.what()));
+  }
 }
 
 // A fixed-width cell for tables: numbers with `prec` decimals, right-aligned in `width`.

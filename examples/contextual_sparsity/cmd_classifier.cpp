@@ -20,7 +20,7 @@
 #include "models/sparsity/topk.h"
 #include "ops/loss/cross_entropy.h"
 #include "ops/reduce/reduce.h"
-#include "progress_bar.h"
+#include "examples/common/progress_bar.h"
 
 namespace ember::study {
 namespace {

@@ -31,7 +31,7 @@
 #include "models/sparsity/topk.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/shape/shape_ops.h"
-#include "progress_bar.h"
+#include "examples/common/progress_bar.h"
 
 namespace ember::study {
 namespace {

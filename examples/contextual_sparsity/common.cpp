@@ -6,7 +6,6 @@
 
 #include "examples/common/cli_lists.h"
 #include "framework/error.h"
-#include "framework/io/safetensors.h"
 
 namespace ember::study {
 
@@ -40,23 +39,6 @@ std::string cpu_name() {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double median_seconds(const std::function<void()>& f, int warmup, int repeats) {
-  for (int i = 0; i < warmup; ++i) f();
-  std::vector<double> t;
-  for (int i = 0; i < repeats; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    t.push_back(seconds_since(t0));
-  }
-  std::sort(t.begin(), t.end());
-  return t.empty() ? 0 : (t[t.size() / 2] + t[(t.size() - 1) / 2]) / 2;
-}
-
-void write_json(const std::string& path, const json& doc) {
-  std::string text = doc.dump(2) + "\n";
-  io::write_file_atomic(path, std::vector<uint8_t>(text.begin(), text.end()));
 }
 
 }  // namespace ember::study

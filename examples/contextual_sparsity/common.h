@@ -2,9 +2,12 @@
 #pragma once
 #include <chrono>
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "examples/common/bench.h"
 
 namespace ember::study {
 
@@ -22,8 +25,11 @@ std::vector<double> log_spaced(double lo, double hi, int n);
 std::string cpu_name();  // "model name" of /proc/cpuinfo
 double seconds_since(std::chrono::steady_clock::time_point t0);
 
-// Median wall-clock seconds of `f` over `repeats` runs after `warmup` runs.
-double median_seconds(const std::function<void()>& f, int warmup, int repeats);
+// Median wall-clock seconds of `f` over exactly `repeats` runs after `warmup` runs (the shared
+// harness's measure, with no time limit cutting the repeats short).
+inline double median_seconds(const std::function<void()>& f, int warmup, int repeats) {
+  return bench::measure(f, {warmup, repeats, repeats, std::numeric_limits<double>::infinity()}).median_s;
+}
 
 // The speed section (also run by `gpt`): the gathered sparse MLP against the dense MLP at width C
 // and N hidden units, per batch size and kept fraction, with the predictor's own cost.
@@ -37,7 +43,7 @@ struct SpeedOptions {
 };
 json speed_section(const SpeedOptions& opt);
 
-// Writes a JSON document (pretty) to path, creating no folders; ember::Error when it cannot.
-void write_json(const std::string& path, const json& doc);
+// Writes a JSON document (pretty, atomically) to path, creating no folders; ember::Error when it cannot.
+using bench::write_json;
 
 }  // namespace ember::study

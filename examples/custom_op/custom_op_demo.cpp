@@ -8,12 +8,14 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include <cxxopts.hpp>
 #include <nlohmann/json.hpp>
 
+#include "examples/common/bench.h"
 #include "examples/common/cli_flags.h"
 #include "examples/custom_op/softplus_op.h"
 
@@ -55,17 +57,9 @@ double max_rel_error(const Tensor& a, const std::vector<double>& ref) {
 // log(1 + exp(x)) in float64 with glibc's log1p, independent of the kernel's formula.
 double softplus_reference(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
 
-// Median wall time of fn in milliseconds, after warm-up runs.
+// Median wall time of fn in milliseconds over exactly `repeats` runs, after warm-up runs.
 double median_ms(const std::function<void()>& fn, int warmup, int repeats) {
-  for (int i = 0; i < warmup; ++i) fn();
-  std::vector<double> t;
-  for (int i = 0; i < repeats; ++i) {
-    auto a = std::chrono::steady_clock::now();
-    fn();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return bench::measure(fn, {warmup, repeats, repeats, std::numeric_limits<double>::infinity()}).median_s * 1e3;
 }
 
 std::string cpu_name() {
@@ -195,12 +189,12 @@ int main(int argc, char** argv) {
     j["timing"]["repeats"] = repeats;
     for (const Row& r : rows)
       j["timing"]["rows"].push_back({{"pass", r.what}, {"fused_ms", r.fused}, {"composite_ms", r.composite}});
-    std::ofstream out(args["json"].as<std::string>());
-    if (!out) {
-      std::cerr << "custom_op_demo: cannot write " << args["json"].as<std::string>() << "\n";
+    try {
+      bench::write_json(args["json"].as<std::string>(), j);
+    } catch (const Error& e) {
+      std::cerr << "custom_op_demo: " << e.what() << "\n";
       return 1;
     }
-    out << j.dump(2) << "\n";
   }
   return all_ok ? 0 : 1;
 }

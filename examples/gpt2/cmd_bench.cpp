@@ -4,10 +4,12 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "commands.h"
+#include "examples/common/bench.h"
 #include "examples/common/cli_flags.h"
 #include "framework/autograd/trace.h"
 #include "framework/parallel.h"
@@ -16,10 +18,6 @@
 
 namespace ember::gpt2::cli {
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 std::vector<int64_t> parse_list(const std::string& s) {
   std::vector<int64_t> out = parse_ids(s);
@@ -89,14 +87,7 @@ int bench(int argc, char** argv) {
   autograd::NoGradGuard ng;
 
   auto median = [&](auto&& fn) {
-    std::vector<double> t;
-    for (int r = 0; r < repeats; ++r) {
-      auto t0 = std::chrono::steady_clock::now();
-      fn();
-      t.push_back(seconds_since(t0));
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
+    return ember::bench::measure(fn, {0, repeats, repeats, std::numeric_limits<double>::infinity()}).median_s;
   };
   // Warm-up: one short generation so that allocator caches and threads are up.
   SamplingOptions warm;
@@ -133,7 +124,7 @@ int bench(int argc, char** argv) {
     nlohmann::json j = {{"model", model->name()}, {"cpu", cpu_model()}, {"threads", num_threads()},
                         {"prompt_len", plen},     {"prefill_s", prefill}, {"kv_cache_bytes_full", probe.bytes()},
                         {"rows", rows}};
-    std::ofstream(json_path) << j.dump(2) << "\n";
+    ember::bench::write_json(json_path, j);
   }
   return 0;
 }

@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "examples/common/bench.h"
 #include "examples/common/cli_flags.h"
+#include "examples/common/progress_bar.h"
 #include "framework/autograd/trace.h"
 #include "framework/io/checkpoint.h"
 #include "framework/dist/data_parallel.h"
@@ -150,6 +152,8 @@ int train(int argc, char** argv) {
     std::cerr << "resumed from " << resume << " at step " << step << "\n";
   }
   const int64_t first_step = step;
+  examples::ProgressBar bar("  train", steps, true, stderr, "steps");
+  bar.resume_from(step);
   for (; step < steps; ++step) {
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     bool out_of_time = elapsed > minutes * 60;
@@ -185,16 +189,13 @@ int train(int argc, char** argv) {
         io::save_checkpoint(ckpt_path, model, opt, step + 1,
                             {{"settings", settings.dump()}, {"log", log.dump()}, {"seconds", str(seconds_before + elapsed)}});
     }
-    double per_step = elapsed / double(std::max<int64_t>(step - first_step, 1));
-    double eta = std::min(per_step * double(steps - step - 1), minutes * 60 - elapsed);
-    std::cerr << "\r  step " << std::setw(5) << step + 1 << "/" << steps << "  train " << std::setprecision(3)
-              << train_avg << "  val " << val << "  lr " << std::scientific << std::setprecision(2) << lr << std::fixed
-              << "  " << std::setprecision(2) << (step > first_step ? 1.0 / per_step : 0.0) << " steps/s  elapsed "
-              << std::setprecision(0) << elapsed << " s  ETA " << std::max(0.0, eta) << " s   " << std::flush;
+    char status[96];
+    std::snprintf(status, sizeof status, "train %.3f  val %.3f  lr %.2e", train_avg, val, lr);
+    bar.update(step + 1, step + 1 - first_step, status);
   }
   double seconds = seconds_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  bar.finish();
   val = eval_loss(model, data, eval_batches * 4, batch, context);
-  std::cerr << "\n";
   std::cout << std::fixed << std::setprecision(3) << "trained " << step << " steps in " << std::setprecision(0) << seconds
             << " s; validation loss " << std::setprecision(3) << val << " nats/byte (unigram baseline " << unigram
             << ")\n";
@@ -211,7 +212,7 @@ int train(int argc, char** argv) {
   nlohmann::json summary = {{"steps", step},        {"seconds", seconds}, {"val_loss", val},
                             {"unigram_loss", unigram}, {"config", nlohmann::json::parse(cfg.to_json_string())},
                             {"batch", batch},       {"log", log}};
-  write_text(out + "/training.json", summary.dump(2) + "\n");
+  ember::bench::write_json(out + "/training.json", summary);
   std::cout << "saved the model to " << out << "\n\nsample:\n";
   Tokenizer tok = Tokenizer::from_dir(out);
   SamplingOptions s;

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "ember.h"
+#include "examples/common/progress_bar.h"
 #include "examples/matmul/matmul_bench.h"
 #include "framework/parallel.h"
 #include "ops/matmul/cpu/kernels.h"
@@ -72,7 +73,7 @@ std::vector<Result> run_typed(const Config& cfg) {
     EMBER_CHECK(kernels.count(v), "bench_matmul: unknown CPU variant '", v,
                 "' (expected naive, ikj, blocked, packed, auto or blas)");
   std::vector<Result> out;
-  bench::Progress progress(int(cfg.cases.size() * cfg.variants.size()), "cpu");
+  ember::examples::ProgressBar progress("cpu", int(cfg.cases.size() * cfg.variants.size()), true, stderr, "runs");
   Generator gen(cfg.seed);
   for (const Case& s : cfg.cases) {
     Tensor a = normal({s.m, s.k}, 0, 1, dtype_of<T>::value, &gen), b = normal({s.k, s.n}, 0, 1, dtype_of<T>::value, &gen);
@@ -99,9 +100,10 @@ std::vector<Result> run_typed(const Config& cfg) {
         }
       }
       out.push_back(r);
-      progress.tick(s.label + " " + v);
+      progress.step(s.label + " " + v);
     }
   }
+  progress.finish();
   return out;
 }
 

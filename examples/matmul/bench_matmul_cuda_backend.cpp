@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "ember.h"
+#include "examples/common/progress_bar.h"
 #include "examples/matmul/matmul_bench.h"
 #include "examples/matmul_cuda/gpu_timing.h"
 
@@ -36,7 +37,7 @@ std::vector<Result> run_typed(const Config& cfg) {
   gpu_bench::L2Flusher flusher;
   DType dt = dtype_of<T>::value;
   std::vector<Result> out;
-  bench::Progress progress(int(cfg.cases.size() * variants.size()), "cuda");
+  ember::examples::ProgressBar progress("cuda", int(cfg.cases.size() * variants.size()), true, stderr, "runs");
   Generator gen(cfg.seed);
   for (const Case& s : cfg.cases) {
     Tensor a = normal({s.m, s.k}, 0, 1, dt, &gen), b = normal({s.k, s.n}, 0, 1, dt, &gen);  // host copies validate
@@ -74,13 +75,14 @@ std::vector<Result> run_typed(const Config& cfg) {
         }
       }
       out.push_back(r);
-      progress.tick(s.label + " " + v.label);
+      progress.step(s.label + " " + v.label);
     }
     if (cublas_gflops > 0)
       for (size_t i = first; i < out.size(); ++i)
         if (out[i].gflops > 0 && out[i].note.empty())
           out[i].note = str(std::round(1000.0 * out[i].gflops / cublas_gflops) / 10, "% of cuBLAS");
   }
+  progress.finish();
   return out;
 }
 

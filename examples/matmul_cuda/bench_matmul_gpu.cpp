@@ -18,6 +18,8 @@
 #include <cxxopts.hpp>
 
 #include "ember.h"
+#include "examples/common/bench.h"
+#include "examples/common/progress_bar.h"
 #include "framework/cuda/check.h"
 #include "framework/cuda/cuda.h"
 #include "examples/matmul_cuda/gpu_flags.h"
@@ -38,15 +40,6 @@ struct Result {
   double gflops = 0, pct_cublas = 0, max_rel_err = 0;
   bool ok = true;
 };
-
-void progress(size_t done, size_t total, const std::string& what) {
-  const int width = 30;
-  int fill = int(width * double(done) / double(std::max<size_t>(total, 1)));
-  std::fprintf(stderr, "\r[%s%s] %zu/%zu %-28s", std::string(size_t(fill), '#').c_str(),
-               std::string(size_t(width - fill), ' ').c_str(), done, total, what.c_str());
-  if (done == total) std::fprintf(stderr, "\n");
-  std::fflush(stderr);
-}
 
 }  // namespace
 
@@ -94,6 +87,7 @@ int main(int argc, char** argv) {
 
     std::vector<Result> results;
     size_t total = sizes.size() * variants.size(), done = 0;
+    examples::ProgressBar progress("gpu", int64_t(total), true, stderr, "runs");
     bool all_ok = true;
     for (int64_t n : sizes) {
       Tensor a = cuda::randn({n, n}, DType::Float32, seed), b = cuda::randn({n, n}, DType::Float32, seed + 1);
@@ -108,7 +102,7 @@ int main(int argc, char** argv) {
       double ref_scale = max(abs(ref)).to(Device::CPU).item();
       double cublas_gflops = 0;
       for (const GpuVariant& v : variants) {
-        progress(done, total, str("n=", n, " ", v.label));
+        progress.update(int64_t(done), int64_t(done), str("n=", n, " ", v.label));
         g.c = c.data<float>();
         EMBER_CUDA_CHECK(cudaMemset(c.data<float>(), 0xff, size_t(n * n) * 4));  // NaN: unwritten outputs fail the check
         gpu_bench::GpuSamples times = gpu_bench::time_launch([&] { v.run(g); }, timing, flusher);
@@ -125,13 +119,15 @@ int main(int argc, char** argv) {
         all_ok = all_ok && res.ok;
         if (v.impl == MatmulImpl::Cublas) cublas_gflops = res.gflops;
         results.push_back(res);
-        progress(++done, total, str("n=", n, " ", v.label));
+        ++done;
+        progress.update(int64_t(done), int64_t(done), str("n=", n, " ", v.label));
       }
       // Percentages against cuBLAS (FP32) at this n, measured in the same run.
       if (cublas_gflops > 0)
         for (Result& r : results)
           if (r.n == n) r.pct_cublas = 100.0 * r.gflops / cublas_gflops;
     }
+    progress.finish();
 
     std::printf("%6s  %-14s %10s %10s %9s %10s %4s  %s\n", "n", "variant", "ms", "GFLOP/s", "% cuBLAS", "rel.err", "reps",
                 "check");
@@ -160,9 +156,7 @@ int main(int argc, char** argv) {
                                 {"pct_cublas", r.pct_cublas},
                                 {"max_rel_err_vs_cublas", r.max_rel_err},
                                 {"ok", r.ok}});
-      std::ofstream out(args["json"].as<std::string>());
-      EMBER_CHECK(out, "bench_matmul_gpu: cannot write ", args["json"].as<std::string>());
-      out << j.dump(2) << "\n";
+      bench::write_json(args["json"].as<std::string>(), j);
     }
     if (!all_ok) {
       std::cerr << "bench_matmul_gpu: a variant disagreed with cuBLAS (see the check column)\n";

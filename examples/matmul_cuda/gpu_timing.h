@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "examples/common/bench.h"
 #include "framework/cuda/check.h"
 #include "framework/cuda/cuda.h"
 #include "ops/matmul/cuda/gemm.h"
@@ -24,12 +25,7 @@ struct GpuTiming {
 
 struct GpuSamples {
   std::vector<double> ms;
-  double median_ms() const {
-    std::vector<double> v = ms;
-    std::sort(v.begin(), v.end());
-    size_t m = v.size() / 2;
-    return v.empty() ? 0 : v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-  }
+  double median_ms() const { return bench::median(ms); }
   double min_ms() const { return ms.empty() ? 0 : *std::min_element(ms.begin(), ms.end()); }
 };
 

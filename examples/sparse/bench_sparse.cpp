@@ -12,7 +12,9 @@
 #include <iostream>
 #include <map>
 
+#include "examples/common/bench.h"
 #include "examples/common/cli_flags.h"
+#include "examples/common/progress_bar.h"
 #include "cases.h"
 #include "cpu_bench.h"
 #include "examples/common/cli_lists.h"
@@ -22,7 +24,7 @@
 #include "peer.h"
 
 using namespace ember;
-using namespace bench;
+using namespace ::bench;  // bench_util.h (ember::bench is examples/common/bench.h)
 
 namespace {
 
@@ -250,7 +252,7 @@ int main(int argc, char** argv) {
     };
     std::vector<json> spmv_rows, spgemm_rows;
     std::map<int64_t, Timing> dense_gemm;
-    Progress progress(int(cases.size()));
+    ember::examples::ProgressBar progress("cases", int64_t(cases.size()), true, stderr, "cases");
     for (const Case& c : cases) {
       std::string id = c.op + "_n" + std::to_string(c.n) + "_d" + density_id(c.d);
       progress.step(id);
@@ -293,7 +295,7 @@ int main(int argc, char** argv) {
       }
       allocator(Device::CPU).empty_cache();  // cached blocks of this case's sizes would only pin memory
     }
-    progress.done();
+    progress.finish();
 
     if (run_scipy) {
       result["scipy"] = {{"versions", peer.version_info}, {"sparse_threads", 1}, {"blas_threads", default_threads}};
@@ -436,9 +438,7 @@ int main(int argc, char** argv) {
     result["crossovers"] = cross;
     result["threads"] = cfg.threads;
     if (args.count("json")) {
-      std::ofstream f(args["json"].as<std::string>());
-      EMBER_CHECK(f, "bench_sparse: cannot write ", args["json"].as<std::string>());
-      f << result.dump(1) << "\n";
+      ember::bench::write_json(args["json"].as<std::string>(), result, 1);
       std::printf("wrote %s\n", args["json"].as<std::string>().c_str());
     }
   } catch (const cxxopts::exceptions::exception& e) {

@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include "examples/common/bench.h"
 #include "framework/parallel.h"
 
 namespace bench {
@@ -27,11 +28,9 @@ Timing time_it(const std::function<void()>& f, int warmup, int repeats, double m
     for (int64_t i = 0; i < t.batch; ++i) f();
     samples.push_back(ms_since(s) / double(t.batch));
   }
-  std::sort(samples.begin(), samples.end());
   t.repeats = int(samples.size());
-  t.min_ms = samples.front();
-  size_t m = samples.size();
-  t.median_ms = m % 2 ? samples[m / 2] : 0.5 * (samples[m / 2 - 1] + samples[m / 2]);
+  t.min_ms = *std::min_element(samples.begin(), samples.end());
+  t.median_ms = ember::bench::median(samples);
   return t;
 }
 
@@ -151,19 +150,6 @@ double wait_quiet(double max_s, double threshold) {
     if (used < threshold) break;
   } while (ms_since(t0) < max_s * 1e3);
   return used;
-}
-
-void Progress::step(const std::string& what) {
-  ++count_;
-  int width = 30, filled = total_ > 0 ? width * count_ / total_ : width;
-  std::fprintf(stderr, "\r[%s%s] %d/%d %-40s", std::string(size_t(filled), '#').c_str(),
-               std::string(size_t(width - filled), ' ').c_str(), count_, total_, what.c_str());
-  std::fflush(stderr);
-}
-
-void Progress::done() {
-  std::fprintf(stderr, "\r%-90s\r", "");
-  std::fflush(stderr);
 }
 
 }  // namespace bench

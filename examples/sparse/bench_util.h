@@ -1,4 +1,5 @@
-// Measurement helpers for bench_sparse: timing with warm-up, calibrated batches and medians; a
+// Measurement helpers for bench_sparse: timing with warm-up and calibrated batches (the median is
+// examples/common/bench.h's); a
 // STREAM-like copy for this machine's memory bandwidth; the random test matrices; machine facts.
 #pragma once
 #include <chrono>
@@ -51,16 +52,5 @@ double others_cores(const CpuSample& a, const CpuSample& b);
 // Waits (up to max_s seconds) for a half-second window in which other processes use less than
 // `threshold` cores; returns what they used in the last window.
 double wait_quiet(double max_s, double threshold = 0.1);
-
-// A one-line progress bar on stderr.
-class Progress {
- public:
-  explicit Progress(int total) : total_(total) {}
-  void step(const std::string& what);
-  void done();
-
- private:
-  int total_, count_ = 0;
-};
 
 }  // namespace bench

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "examples/common/bench.h"
 #include "framework/parallel.h"
 #include "ops/matmul/matmul.h"
 #include "ops/sparse/sparse_ops.h"
@@ -120,8 +121,7 @@ json cpu_profile(const CsrTensor& a, const Tensor& dense, const Tensor& x, const
   auto median = [&](double sparse::cpu::SpgemmProfile::*field) {
     std::vector<double> v;
     for (auto& p : runs) v.push_back(p.*field);
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
+    return ember::bench::median(v);
   };
   g.push_back({{"phase", "SpGEMM: products per row (load balance)"}, {"ms", median(&sparse::cpu::SpgemmProfile::work_ms)}});
   g.push_back({{"phase", "SpGEMM: symbolic pass (nonzeros per row)"}, {"ms", median(&sparse::cpu::SpgemmProfile::symbolic_ms)}});

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "examples/common/bench.h"
 #include "ops/sparse/sparse_ops.h"
 #ifdef EMBER_HAS_CUDA
 #include "ops/sparse/cuda/cusparse.h"
@@ -46,11 +47,10 @@ Timing time_gpu(const std::function<void()>& f, int warmup, int repeats) {
     f();
     s.push_back(timer.stop_ms());
   }
-  std::sort(s.begin(), s.end());
   Timing t;
   t.repeats = int(s.size());
-  t.min_ms = s.front();
-  t.median_ms = s[s.size() / 2];
+  t.min_ms = *std::min_element(s.begin(), s.end());
+  t.median_ms = ember::bench::median(s);
   return t;
 }
 
@@ -206,8 +206,7 @@ json gpu_profile(const CsrTensor& a, const Tensor& dense, const Tensor& x, const
     json list = json::array();
     for (size_t i = 0; i < names.size(); ++i) {
       std::vector<double> v(ms[i].begin() + cfg.warmup, ms[i].end());
-      std::sort(v.begin(), v.end());
-      list.push_back({{"phase", names[i]}, {"ms", v[v.size() / 2]}});
+      list.push_back({{"phase", names[i]}, {"ms", ember::bench::median(v)}});
     }
     out[op] = list;
   }

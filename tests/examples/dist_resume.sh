@@ -4,14 +4,12 @@
 # process) to a model as good (not bitwise: a batch's gradient is summed in another order).
 #   dist_resume.sh MPIEXEC TRAIN_CLASSIFIER [DATA_DIR]
 set -euo pipefail
+. "$(dirname "$0")/kill_loop.sh"
+name=dist_resume
 mpiexec=$1 bin=$2
 data=${3:-/usr/share/datasets/fashion-mnist}
-if [ ! -f "$data/train-images-idx3-ubyte.gz" ]; then
-  echo "dist_resume: no Fashion-MNIST under $data (Debian package dataset-fashion-mnist)" >&2
-  exit 2
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+require_fashion_mnist "$data"
+make_work_dir
 args=(--data "$data" --limit 3000 --val-size 500 --epochs 2 --hidden 64 --threads 1 --seed 5 --warmup-steps 10 --no-progress)
 two() { timeout 120 "$mpiexec" -n 2 "$bin" --distributed "${args[@]}" "$@"; }
 
@@ -28,7 +26,7 @@ cmp "$work/ref/model.safetensors" "$work/split/model.safetensors" ||
 two --out "$work/split2" --stop-after 1 > /dev/null 2>&1
 "$bin" "${args[@]}" --out "$work/one" --resume "$work/split2/checkpoint.safetensors" > "$work/one.log" 2>&1 ||
   { echo "dist_resume: a 2-rank checkpoint did not resume on 1 process:" >&2; cat "$work/one.log" >&2; exit 1; }
-if ls "$work"/*/*.tmp* > /dev/null 2>&1; then echo "dist_resume: temporary files left behind" >&2; exit 1; fi
+no_temp_files "resumed runs" "$work"/*/
 python3 - "$work/ref/metrics.json" "$work/one/metrics.json" <<'PY'
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:])
