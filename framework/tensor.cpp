@@ -97,17 +97,23 @@ void copy_bytes(void* dst, Device dd, const void* src, Device sd, size_t bytes) 
 
 namespace {
 // The values of t readable on the host with t's own strides: t itself on the CPU, else a CPU
-// tensor over a byte copy of t's whole storage (so a strided device view needs no device kernel).
+// tensor over a byte copy of the span of storage that t's view covers (so a strided device view
+// needs no device kernel, and a slice of a large tensor copies only its own elements' range).
 Tensor on_host(const Tensor& t) {
   if (t.device() == Device::CPU) return t;
-  const Storage& src = *t.impl()->storage;
+  int64_t span = t.numel() == 0 ? 0 : 1;  // elements from the view's first to its last, strides >= 0
+  for (size_t d = 0; d < t.shape().size(); ++d)
+    if (t.shape()[d] > 0) span += (t.shape()[d] - 1) * t.strides()[d];
+  const size_t es = itemsize(t.dtype()), bytes = size_t(span) * es;
   auto impl = std::make_shared<TensorImpl>(*t.impl());
-  impl->storage = std::make_shared<Storage>(src.bytes(), Device::CPU);
+  impl->storage = std::make_shared<Storage>(bytes, Device::CPU);
+  impl->offset = 0;
   impl->inner.reset();
   impl->node.reset();
   impl->grad.reset();
   impl->trace = 0;
-  copy_bytes(impl->storage->data(), Device::CPU, src.data(), src.device(), src.bytes());
+  const char* src = static_cast<const char*>(t.impl()->storage->data()) + t.offset() * int64_t(es);
+  copy_bytes(impl->storage->data(), Device::CPU, src, t.device(), bytes);
   return Tensor(impl);
 }
 }  // namespace
