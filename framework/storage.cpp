@@ -1,5 +1,6 @@
 #include "framework/storage.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -107,6 +108,17 @@ Storage::Storage(void* data, size_t bytes, Device device, std::shared_ptr<void> 
     : data_(data), bytes_(bytes), device_(device), owner_(std::move(owner)) {
   EMBER_CHECK(owner_, "Storage: foreign memory needs an owner that keeps it alive");
 }
+namespace {
+std::atomic<uint64_t> g_write_clock{0};
+}  // namespace
+
+uint64_t write_clock() { return g_write_clock.load(std::memory_order_relaxed); }
+
+void Storage::mark_written(const char* by) {
+  version_ = g_write_clock.fetch_add(1, std::memory_order_relaxed) + 1;
+  last_writer_ = by;
+}
+
 Storage::~Storage() {
   if (!owner_) allocator(device_).deallocate(data_, bytes_);
 }

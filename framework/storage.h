@@ -48,11 +48,25 @@ class Storage {
   size_t bytes() const { return bytes_; }
   Device device() const { return device_; }
 
+  // In-place writes after a storage was made (copy_, fill_, set, add_, ..., optimizer steps) stamp
+  // it with the global write clock and the writer's name. A recorded node remembers the clock when
+  // it was made, so backward can tell that a tensor it saved was overwritten since then and refuse
+  // to return a wrong gradient. Kernels writing a fresh output do not stamp: nothing saw it yet.
+  uint64_t version() const { return version_; }
+  const char* last_writer() const { return last_writer_; }
+  void mark_written(const char* by);
+
  private:
   void* data_ = nullptr;
   size_t bytes_ = 0;
   Device device_;
   std::shared_ptr<void> owner_;  // set for foreign memory, which the allocator never saw
+  uint64_t version_ = 0;         // the write clock at the last in-place write; 0: never written
+  const char* last_writer_ = "";
 };
+
+// The clock that mark_written advances: every in-place write gets a later value than any node
+// recorded before it.
+uint64_t write_clock();
 
 }  // namespace ember

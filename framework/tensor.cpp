@@ -151,6 +151,7 @@ double Tensor::at(const Shape& index) const {
 void Tensor::set(const Shape& index, double value) {
   check_cpu(*this, "set");
   write(impl_->storage->data(), dtype(), element_offset(*this, index, "set"), value);
+  impl_->storage->mark_written("set");
 }
 
 template <class T>
@@ -208,6 +209,7 @@ void Tensor::backward(const Tensor& cotangent) const { autograd::eager_backward(
 Tensor Tensor::detach() const { return autograd::unbox_all(*this); }
 
 Tensor& Tensor::fill_(double value) {
+  checked()->storage->mark_written("fill_");
   if (device() == Device::CUDA) {  // ops/shape/cuda/copy.cu: no host buffer, no synchronous copy
     cuda::runtime::fill(*this, value);
     return *this;

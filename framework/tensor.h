@@ -95,9 +95,22 @@ class Tensor {
   bool is_traced() const { return defined() && impl_->node != nullptr; }
 
   // In-place updates for optimizers and initialisers: they write the data and are not recorded.
+  // Each stamps the storage (Storage::mark_written), so a backward that would read a saved tensor
+  // overwritten since the forward fails with an ember::Error instead of a wrong gradient. The
+  // arithmetic ones (defined in ops/inplace_methods.cpp) broadcast `other` to this tensor's shape,
+  // keep its dtype, and are refused on a tensor autograd tracks while gradients are recorded
+  // (wrap them in NoGradGuard, as an optimizer step does); copy_/fill_ always write.
   Tensor& copy_(const Tensor& src);
   Tensor& fill_(double value);
   Tensor& zero_() { return fill_(0.0); }
+  Tensor& add_(const Tensor& other, double alpha = 1.0);  // this += alpha * other
+  Tensor& add_(double value);
+  Tensor& sub_(const Tensor& other);
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(double value);
+  Tensor& div_(const Tensor& other);
+  Tensor& div_(double value);
+  Tensor& clamp_(double lo, double hi);
 
   std::string to_string(int max_per_dim = 6) const;
   TensorImpl* impl() const { return impl_.get(); }

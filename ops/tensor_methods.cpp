@@ -43,6 +43,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
   // destination; copying it first keeps every read ahead of the writes.
   if (s.impl()->storage == impl_->storage) s = contiguous_kernel(s);
   copy_strided(*this, s);
+  impl_->storage->mark_written("copy_");
   return *this;
 }
 

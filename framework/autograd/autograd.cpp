@@ -49,6 +49,23 @@ Tensor add_values(const Tensor& a, const Tensor& b) { return engine_ops::add(a, 
 namespace {
 void accumulate(Tensor& slot, const Tensor& g) { slot = slot.defined() ? engine_ops::add(slot, g) : g; }
 
+// A VJP reading a saved tensor that was overwritten in place after its node was recorded would
+// return a gradient of values the forward never used; refuse, naming the op, the tensor and the
+// writer (PyTorch's version-counter check, with one clock for all storages instead of a counter
+// per tensor, so a node stores one number however many tensors it saved).
+void check_saved_unchanged(const Node& node) {
+  const size_t n = node.saved.size();
+  for (size_t i = 0; i <= n; ++i) {
+    const Tensor& t = i < n ? node.saved[i] : node.saved_out;
+    if (!t.defined() || t.impl()->storage->version() <= node.recorded_at) continue;
+    const std::string what = i < n ? "input " + std::to_string(i) : std::string("its output");
+    throw Error(str("backward through '", node.op, "': ", what, " (", t.dtype(), " ", to_string(t.shape()),
+                    "), saved for the gradient, was modified in place by '", t.impl()->storage->last_writer(),
+                    "' after the forward pass used it, so the gradient would be wrong; modify a clone() "
+                    "instead, or modify it after backward()"));
+  }
+}
+
 std::vector<Tensor> run_backward(const std::vector<std::shared_ptr<Node>>& roots, const std::vector<Tensor>& cotangents,
                                  const std::vector<std::shared_ptr<Node>>& wanted, bool free_graph) {
   std::vector<Node*> order = toposort(roots);
@@ -82,6 +99,7 @@ std::vector<Tensor> run_backward(const std::vector<std::shared_ptr<Node>>& roots
     }
     EMBER_CHECK(node->vjp, "backward: the graph through '", node->op,
                 "' was already freed by an earlier backward(); compute the forward pass again");
+    check_saved_unchanged(*node);
     std::vector<Tensor> gs = node->vjp(g, *node);
     EMBER_CHECK(gs.size() == node->parents.size(), "'", node->op, "': the VJP rule returned ", gs.size(),
                 " cotangents for ", node->parents.size(), " inputs");

@@ -27,6 +27,9 @@ struct Node {
   std::vector<Tensor> extras;
   Tensor tangent;                               // forward mode: the tangent of this node's value
   bool forward_mode = false;
+  // The write clock when this node was recorded: a saved tensor whose storage was written in place
+  // later (Storage::version() above it) no longer holds what the VJP needs.
+  uint64_t recorded_at = 0;
   Shape shape;  // of the value, to check cotangents
   DType dtype = DType::Float32;
   Device device = Device::CPU;

@@ -69,6 +69,7 @@ std::shared_ptr<Node> make_node(const char* op, const Args& args, int trace, con
   node->shape = ans.shape();
   node->dtype = ans.dtype();
   node->device = ans.device();
+  node->recorded_at = write_clock();
   if (t_record_observer) (*t_record_observer)(*node, unbox_all(ans));
   return node;
 }

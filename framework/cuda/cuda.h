@@ -18,7 +18,7 @@ bool cuda_available();
 
 namespace cuda {
 
-bool built_with_cuda();            // compile-time: was the CUDA backend built in?
+bool built_with_cuda();            // was the CUDA backend (libember_cuda.so) built and installed beside the core? Decided at run time
 std::string unavailable_reason();  // why cuda_available() is false ("" when it is true)
 std::string device_name();         // the GPU's name, e.g. "NVIDIA H200"; throws without a GPU
 int64_t l2_cache_bytes();          // size of the GPU's L2 cache (for benchmarks that flush it)

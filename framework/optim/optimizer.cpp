@@ -56,6 +56,7 @@ void Optimizer::step() {
                 params_[i].dtype());
     if (fused_ && params_[i].device() == Device::CPU) update_fused(i, params_[i], g.contiguous(), step_);
     else update_ops(i, params_[i], g, step_);
+    params_[i].impl()->storage->mark_written("optimizer step");  // a graph that saved it is stale now
   }
 }
 
