@@ -7,6 +7,7 @@
 #include "framework/data/data.h"
 #include "framework/dist/dist.h"
 #include "framework/error.h"
+#include "framework/functional/checkpoint.h"
 #include "framework/functional/jacobian.h"
 #include "framework/gradcheck.h"
 #include "framework/io/io.h"

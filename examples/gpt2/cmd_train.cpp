@@ -71,6 +71,8 @@ int train(int argc, char** argv) {
       "sample-tokens", "tokens of sample text to print at the end", cxxopts::value<int64_t>()->default_value("300"))(
       "resume", "continue from this checkpoint (OUT/checkpoint.safetensors, written after every evaluation) with the "
                 "same options", cxxopts::value<std::string>()->default_value(""))(
+      "checkpoint-blocks", "recompute each block's activations in backward instead of keeping them (less memory, "
+                           "about one more forward per step)")(
       "distributed", "data-parallel on the ranks of mpirun (mpirun -np 2 gpt2 train --distributed); --batch is the "
                      "global batch, split between the ranks")(
       "h,help", "show this help");
@@ -112,6 +114,7 @@ int train(int argc, char** argv) {
                           "/merges.txt", "/training.json"})
       io::remove_stale_temp_files(out + f);  // left by a run killed while writing
   GPT2 model(cfg, a["seed"].as<uint64_t>());
+  model.checkpoint_blocks = a.count("checkpoint-blocks") > 0;
   double unigram = data.unigram_loss();
   std::cerr << "gpt2 train: " << model.name() << ", " << model.num_parameters() << " parameters; "
             << data.train_bytes() << " training and " << data.val_bytes() << " validation bytes; unigram baseline "

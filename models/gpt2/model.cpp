@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "framework/autograd/trace.h"
+#include "framework/functional/checkpoint.h"
 #include "framework/nn/init.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/embedding/embedding.h"
@@ -109,7 +110,19 @@ Tensor GPT2::hidden(const Tensor& ids, KVCache* cache) {
               cfg_.n_positions);
   Tensor pos = wpe.slice(0, start, start + T);
   Tensor x = embedding(wte, ids) + pos;
-  for (auto& b : blocks) x = b->forward(x, cache, &hooks);
+  const bool replay = checkpoint_blocks && !cache && autograd::grad_enabled();
+  if (replay)
+    EMBER_CHECK(!hooks.mlp_hidden && !hooks.attn_heads && !hooks.mlp_input,
+                "gpt2: checkpoint_blocks replays each block in backward and would call the hooks twice; clear the hooks "
+                "or turn checkpoint_blocks off");
+  for (auto& b : blocks) {
+    if (replay) {
+      Block* block = b.get();  // the model outlives its backward pass
+      x = checkpoint([block](const Tensor& h) { return block->forward(h, nullptr, nullptr); }, x);
+    } else {
+      x = b->forward(x, cache, &hooks);
+    }
+  }
   if (cache) cache->advance(T);
   return ln_f->forward(x);
 }

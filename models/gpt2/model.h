@@ -96,6 +96,10 @@ class GPT2 : public nn::Module {
 
   void set_attention_impl(AttentionImpl impl);
   Hooks hooks;  // empty by default
+  // Training memory for compute: each block's activations are dropped after its forward and
+  // recomputed in backward (framework/functional/checkpoint.h); only block inputs stay alive.
+  // Used without a cache and without hooks (a replay would call them twice).
+  bool checkpoint_blocks = false;
 
   const Config& config() const { return cfg_; }
   std::vector<std::shared_ptr<Block>> blocks;

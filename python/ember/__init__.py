@@ -25,7 +25,7 @@ from ._ember import (  # noqa: F401  (the public C++ surface, re-exported)
     save_file, load_file, load_file_metadata, save_npy, load_npy,
 )
 from ._tensor import tensor, from_numpy, from_dlpack  # noqa: F401
-from .autograd import make_vjp, make_jvp, grad, value_and_grad, no_grad, autodiff_trace  # noqa: F401
+from .autograd import make_vjp, make_jvp, grad, value_and_grad, no_grad, autodiff_trace, checkpoint  # noqa: F401
 from .custom_op import CustomOp, custom_op, gradcheck  # noqa: F401
 from . import nn, optim, data  # noqa: F401
 

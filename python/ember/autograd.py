@@ -152,3 +152,18 @@ def autodiff_trace(f, x, direction=None):
     if direction is None:
         direction = [1.0] + [0.0] * (len(x) - 1)
     return _ember._autodiff_trace(lambda xs: f(*xs), x, [float(v) for v in direction])
+
+
+def checkpoint(f, *xs):
+    """y = checkpoint(f, *xs): f(*xs) without keeping f's intermediate values for backward; they
+    are recomputed from xs when the gradient is needed (same dropout masks). In eager training f
+    may use its module's parameters; under make_vjp/grad pass every differentiated tensor in xs."""
+    xs = [_as_input(x, "checkpoint") for x in xs]
+
+    def call(inputs):
+        r = f(*inputs)
+        if not isinstance(r, Tensor):
+            raise TypeError(f"checkpoint: the function must return one ember.Tensor, got {type(r).__name__}")
+        return r
+
+    return _ember._checkpoint(call, xs)

@@ -1,6 +1,7 @@
 // Autodiff from Python: make_vjp and make_jvp over Python functions, the VJP object, no_grad.
 // grad, value_and_grad and the single-input conveniences are Python (ember/autograd.py) on these.
 #include "bindings.h"
+#include "framework/functional/checkpoint.h"
 #include "examples/autodiff/evaluation_trace.h"
 
 namespace ember::py {
@@ -32,6 +33,16 @@ void bind_autograd(nb::module_& m) {
   m.def("_make_jvp", [](nb::handle f, const std::vector<Tensor>& xs, const std::vector<Tensor>& vs) {
     return make_jvp(as_fn(f), xs, vs);
   }, nb::arg("f"), nb::arg("xs"), nb::arg("vs"));
+
+  // The function is called again in backward, maybe on another thread's stack and without the
+  // GIL (backward releases it): a PyCallable takes the GIL for the call and for its last release.
+  m.def("_checkpoint", [](nb::handle f, const std::vector<Tensor>& xs) {
+    PyCallable fn(f);
+    return checkpoint([fn](const std::vector<Tensor>& in) {
+      nb::gil_scoped_acquire gil;
+      return as_tensor(fn(nb::cast(in)), "checkpoint: the function's result");
+    }, xs);
+  }, nb::arg("f"), nb::arg("xs"));
 
   nb::class_<NoGrad>(m, "_NoGrad")
       .def(nb::init<>())

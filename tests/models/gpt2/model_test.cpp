@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "framework/io/safetensors.h"
@@ -139,6 +140,31 @@ TEST(Gpt2Model, LossBackwardReachesEveryParameter) {
     ASSERT_TRUE(p.grad().defined()) << n;
     EXPECT_GT(sum(abs(p.grad())).item(), 0.0) << n;
   }
+}
+
+TEST(Gpt2Model, CheckpointedBlocksGiveTheSameGradientsWithLessMemory) {
+  Config c = tiny_config();
+  c.n_layer = 4;
+  Tensor ids = random_ids(2, 20, 37, 14), targets = random_ids(2, 20, 37, 15);
+  std::map<std::string, Tensor> grads[2];
+  int64_t peak[2];
+  for (int replay = 0; replay < 2; ++replay) {
+    GPT2 m(c, 16);
+    m.checkpoint_blocks = replay == 1;
+    reset_peak_memory();
+    const int64_t before = memory_stats().current_bytes;
+    lm_loss(m.forward(ids), targets).backward();
+    peak[replay] = memory_stats().peak_bytes - before;
+    for (auto& [n, p] : m.named_parameters()) grads[replay][n] = p.grad();
+  }
+  ASSERT_EQ(grads[0].size(), grads[1].size());
+  for (auto& [n, g] : grads[0]) EXPECT_TRUE(ember::testing::all_close(g, grads[1][n], 1e-6, 1e-4)) << n;
+  EXPECT_LT(peak[1], peak[0]) << "keeping only block inputs must lower the peak";
+  // Hooks would run twice in the replay: refused.
+  GPT2 m(c, 16);
+  m.checkpoint_blocks = true;
+  m.hooks.mlp_input = [](int64_t, const Tensor&) {};
+  EXPECT_EMBER_ERROR(m.forward(ids), "would call the hooks twice");
 }
 
 TEST(Gpt2Model, SamplingRespectsTopKTopPAndSeeds) {
