@@ -13,6 +13,7 @@
 #include "examples/common/cli_flags.h"
 #include "ember.h"
 #include "examples/common/cli_lists.h"
+#include "examples/common/bandwidth.h"
 #include "examples/common/bench.h"
 #include "examples/matmul/bench_ops_table.h"
 #include "framework/parallel.h"
@@ -87,9 +88,13 @@ int main(int argc, char** argv) {
               << "rows of 1024; softmax, log_softmax, layer_norm and cross_entropy are the fused forward kernels,\n"
               << "*_bwd their fused backward kernels (first-order gradients) called directly\n\n";
 
-    nlohmann::json out = {{"program", "bench_ops"}, {"cpu", cpu.model}, {"threads", threads}, {"dtype", dts}};
+    // The machine's DRAM figure: at sizes beyond the caches an op's GB/s should approach it.
+    const bench::Bandwidth bw = bench::measure_bandwidth(size_t(256) << 20, threads);
+    std::cout << bench::describe(bw) << "\n\n";
+    nlohmann::json out = {{"program", "bench_ops"}, {"cpu", cpu.model}, {"threads", threads}, {"dtype", dts},
+                          {"bandwidth", bench::to_json(bw)}};
     out["results"] = nlohmann::json::array();
-    std::cout << "op                           numel      MB moved   median ms      GB/s   % of memcpy\n";
+    std::cout << "op                           numel      MB moved   median ms      GB/s   % of memcpy  % of STREAM copy\n";
     for (int64_t n : cli::int_list(args["numel"].as<std::string>(), "--numel", "element counts such as 1048576")) {
       EMBER_CHECK(n >= 1024 && n % 1024 == 0, "--numel values must be positive multiples of 1024, got ", n);
       Generator gen(1);
@@ -115,9 +120,12 @@ int main(int argc, char** argv) {
         double gbs = traffic / t.median_s * 1e-9;
         std::cout << name << std::string(size_t(std::max(0, 26 - int(name.size()))), ' ') << bench::cell(double(n), 10, 0)
                   << bench::cell(traffic * 1e-6, 12, 1) << bench::cell(t.median_s * 1e3, 12, 3) << bench::cell(gbs, 10, 1)
-                  << bench::cell(100 * gbs / memcpy_gbs, 13, 0) << "\n";
+                  << bench::cell(100 * gbs / memcpy_gbs, 13, 0)
+                  << bench::cell(bench::percent_of_copy(traffic, t.median_s, bw), 18, 0) << "\n";
         out["results"].push_back({{"op", name}, {"numel", n}, {"bytes_moved", traffic}, {"gbps", gbs},
-                                  {"fraction_of_memcpy", gbs / memcpy_gbs}, {"timing", bench::to_json(t)},
+                                  {"fraction_of_memcpy", gbs / memcpy_gbs},
+                                  {"percent_of_stream_copy", bench::percent_of_copy(traffic, t.median_s, bw)},
+                                  {"timing", bench::to_json(t)},
                                   {"idle_before", idle}});
       };
       row("memcpy", 2.0 * double(bytes), tm, idle);

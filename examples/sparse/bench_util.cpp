@@ -34,28 +34,6 @@ Timing time_it(const std::function<void()>& f, int warmup, int repeats, double m
   return t;
 }
 
-double stream_copy_gbs(size_t bytes, int threads, int repeats) {
-  size_t n = bytes / sizeof(float);
-  std::unique_ptr<float[]> a(new float[n]), b(new float[n]);
-  int prev = ember::num_threads();
-  omp_set_num_threads(threads);
-  // First touch by the same threads that copy (what STREAM does).
-  ember::parallel_for(int64_t(n), 1 << 16, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) a[size_t(i)] = float(i & 1023), b[size_t(i)] = 0;
-  });
-  double best = 1e30;
-  for (int r = 0; r < repeats; ++r) {
-    auto t0 = Clock::now();
-    ember::parallel_for(int64_t(n), 1 << 16, [&](int64_t lo, int64_t hi) {
-      std::copy(a.get() + lo, a.get() + hi, b.get() + lo);
-    });
-    best = std::min(best, ms_since(t0));
-  }
-  omp_set_num_threads(prev);
-  if (b[n / 2] != a[n / 2]) return 0;  // keeps the copy observable
-  return 2.0 * double(n * sizeof(float)) / (best * 1e6);
-}
-
 ember::CsrTensor random_csr(int64_t n, double density, uint64_t seed) {
   ember::Generator g(seed);
   auto p = std::make_shared<ember::CsrPattern>();

@@ -1,6 +1,6 @@
 // Measurement helpers for bench_sparse: timing with warm-up and calibrated batches (the median is
-// examples/common/bench.h's); a
-// STREAM-like copy for this machine's memory bandwidth; the random test matrices; machine facts.
+// examples/common/bench.h's, the bandwidth probe examples/common/bandwidth.h's); the random test
+// matrices; machine facts.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -27,10 +27,6 @@ struct Timing {
 // Runs f `warmup` times untimed, then `repeats` samples; each sample times a batch of calls sized
 // so that it lasts at least min_batch_ms (the clock's resolution stops mattering).
 Timing time_it(const std::function<void()>& f, int warmup, int repeats, double min_batch_ms = 2.0);
-
-// STREAM "copy" (b[i] = a[i]) over two arrays of `bytes` each, with `threads` OpenMP threads;
-// GB/s counting one read and one write per element, as STREAM does; best of `repeats`.
-double stream_copy_gbs(size_t bytes, int threads, int repeats = 5);
 
 // A square n x n float32 matrix whose every entry is nonzero with probability `density`
 // (positions by geometric skips, so the cost is O(nnz)), values N(0, 1); deterministic in seed.

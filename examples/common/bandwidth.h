@@ -1,0 +1,136 @@
+// This machine's memory bandwidth, measured (STREAM-style), for benchmarks whose work is
+// bandwidth-bound (GEMV, decode, SpMV, elementwise ops): each reports the share of it that it
+// reached, so "fast" means "close to what the memory can deliver here", not a guess from a spec.
+//
+//   bench::Bandwidth bw = bench::measure_bandwidth();   // ~1 s with the defaults
+//   std::printf("%s\n", bench::describe(bw).c_str());
+//   double pct = bench::percent_of_read(bytes_read, seconds, bw);
+//
+// Two kernels, each at 1 thread and at `threads` threads, best of `repeats` (the best run is the
+// one that another process's time slice did not spoil):
+//   copy: b[i] = a[i], counted as one read and one write per element, as STREAM counts it
+//         (write-allocate makes the hardware move a third stream; STREAM does not count it);
+//   read: a sum over a, the pattern of a weight-streaming GEMV or decode step.
+// Arrays are far larger than any last-level cache (default 256 MiB each), first touched by the
+// threads that use them, as STREAM does.
+#pragma once
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "examples/common/bench.h"
+#include "framework/error.h"
+#include "framework/parallel.h"
+
+namespace ember::bench {
+
+struct Bandwidth {
+  size_t bytes_per_array = 0;
+  int threads = 1;  // the team size of the *_nt figures
+  double copy_gbs_1t = 0, copy_gbs_nt = 0;
+  double read_gbs_1t = 0, read_gbs_nt = 0;
+  // The machine's figure is the better of the two team sizes: on a shared 2-core VM the team can
+  // lose a core to another process and measure less than one thread does.
+  double copy_gbs() const { return std::max(copy_gbs_1t, copy_gbs_nt); }
+  double read_gbs() const { return std::max(read_gbs_1t, read_gbs_nt); }
+};
+
+namespace detail {
+
+// Runs `body(lo, hi, slot)` over [0, n) split evenly across exactly `threads` OpenMP threads.
+template <class F>
+void split_over(int threads, int64_t n, F&& body) {
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    body(n * t / nt, n * (t + 1) / nt, t);
+  }
+}
+
+// Best seconds of `repeats` timed calls of f.
+template <class F>
+double best_seconds(int repeats, F&& f) {
+  double best = 1e30;
+  for (int r = 0; r < repeats; ++r) {
+    const double t0 = now_s();
+    f();
+    best = std::min(best, now_s() - t0);
+  }
+  return best;
+}
+
+}  // namespace detail
+
+inline Bandwidth measure_bandwidth(size_t bytes_per_array = size_t(256) << 20, int threads = ember::num_threads(),
+                                   int repeats = 5) {
+  EMBER_CHECK(bytes_per_array >= (size_t(1) << 20), "measure_bandwidth: arrays of ", bytes_per_array,
+              " bytes are too small to leave the caches; use at least 1 MiB (the default is 256 MiB)");
+  EMBER_CHECK(threads >= 1 && threads <= 256 && repeats >= 1,
+              "measure_bandwidth: expected 1 <= threads <= 256 and repeats >= 1, got ",
+              threads, " and ", repeats);
+  const int64_t n = int64_t(bytes_per_array / sizeof(float));
+  std::unique_ptr<float[]> a(new float[size_t(n)]), b(new float[size_t(n)]);
+  Bandwidth bw;
+  bw.bytes_per_array = size_t(n) * sizeof(float);
+  bw.threads = threads;
+  detail::split_over(threads, n, [&](int64_t lo, int64_t hi, int) {
+    for (int64_t i = lo; i < hi; ++i) a[size_t(i)] = float(i & 1023), b[size_t(i)] = 0.f;
+  });
+  const double bytes = double(bw.bytes_per_array);
+  double sink = 0;  // keeps the reads observable
+  for (int team : {1, threads}) {
+    double copy_s = detail::best_seconds(repeats, [&] {
+      detail::split_over(team, n, [&](int64_t lo, int64_t hi, int) { std::copy(a.get() + lo, a.get() + hi, b.get() + lo); });
+    });
+    double read_s = detail::best_seconds(repeats, [&] {
+      double partial[256] = {};
+      detail::split_over(team, n, [&](int64_t lo, int64_t hi, int slot) {
+        float s0 = 0, s1 = 0, s2 = 0, s3 = 0;  // independent sums: the adds keep up with the loads
+        int64_t i = lo;
+        for (; i + 4 <= hi; i += 4) s0 += a[size_t(i)], s1 += a[size_t(i + 1)], s2 += a[size_t(i + 2)], s3 += a[size_t(i + 3)];
+        for (; i < hi; ++i) s0 += a[size_t(i)];
+        partial[slot & 255] = double(s0 + s1 + s2 + s3);
+      });
+      for (double p : partial) sink += p;
+    });
+    (team == 1 ? bw.copy_gbs_1t : bw.copy_gbs_nt) = 2.0 * bytes / copy_s * 1e-9;
+    (team == 1 ? bw.read_gbs_1t : bw.read_gbs_nt) = bytes / read_s * 1e-9;
+  }
+  EMBER_CHECK(b[size_t(n / 2)] == a[size_t(n / 2)] && sink != 0, "measure_bandwidth: the copy did not happen");
+  return bw;
+}
+
+inline std::string describe(const Bandwidth& bw) {
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "memory bandwidth (STREAM-style, 2 x %zu MiB, best of runs): copy %.1f GB/s at 1 thread, %.1f at %d; "
+                "read %.1f GB/s at 1 thread, %.1f at %d",
+                bw.bytes_per_array >> 20, bw.copy_gbs_1t, bw.copy_gbs_nt, bw.threads, bw.read_gbs_1t, bw.read_gbs_nt,
+                bw.threads);
+  return line;
+}
+
+inline nlohmann::json to_json(const Bandwidth& bw) {
+  return {{"bytes_per_array", bw.bytes_per_array}, {"threads", bw.threads},   {"copy_gbs_1t", bw.copy_gbs_1t},
+          {"copy_gbs_nt", bw.copy_gbs_nt},         {"read_gbs_1t", bw.read_gbs_1t}, {"read_gbs_nt", bw.read_gbs_nt},
+          {"copy_gbs", bw.copy_gbs()},             {"read_gbs", bw.read_gbs()}};
+}
+
+// What share of the measured bandwidth a run reached: `bytes` moved in `seconds`.
+inline double percent_of(double bytes, double seconds, double gbs) {
+  return gbs > 0 && seconds > 0 ? 100.0 * bytes / seconds * 1e-9 / gbs : 0.0;
+}
+inline double percent_of_read(double bytes_read, double seconds, const Bandwidth& bw) {
+  return percent_of(bytes_read, seconds, bw.read_gbs());
+}
+// Traffic counted STREAM's way (reads + writes), against the copy figure: elementwise ops, SpMV.
+inline double percent_of_copy(double bytes_moved, double seconds, const Bandwidth& bw) {
+  return percent_of(bytes_moved, seconds, bw.copy_gbs());
+}
+
+}  // namespace ember::bench
