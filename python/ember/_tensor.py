@@ -131,12 +131,10 @@ def from_dlpack(obj):
 
 # ---- Tensor methods written in Python ----
 
-def _dlpack(self, *args, **kwargs):
-    if self.device == Device.cuda:
-        # Ember finishes its GPU work before the export, so the consumer's stream needs no wait.
-        kwargs.pop("stream", None)
-        return self._dlpack_view().__dlpack__(**kwargs)
-    return self.numpy().__dlpack__(*args, **kwargs)
+def _dlpack(self, **kwargs):
+    """The DLPack capsule of this tensor's memory (CPU or CUDA). For a CUDA tensor, Ember's GPU
+    work is finished first, so the consumer's `stream` needs no wait."""
+    return self._dlpack_view().__dlpack__(**kwargs)
 
 
 def _dlpack_device(self):
@@ -258,6 +256,7 @@ def _to(self, target):
 
 def _cuda_method(self):
     """A copy on the GPU (this tensor when already there); ember.Error without a usable GPU."""
+    _check_reachable(Device.cuda, "x.cuda()")
     return _to(self, Device.cuda)
 
 

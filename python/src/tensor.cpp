@@ -85,7 +85,7 @@ Tensor from_cuda_dlpack(const CudaArray& a) {
   return from_array(a, Device::CUDA);
 }
 
-// The DLPack export of any tensor: a nanobind array on the tensor's memory, kDLCPU or kDLCUDA,
+// The DLPack export of any tensor: an array-API object on the tensor's memory, kDLCPU or kDLCUDA,
 // which implements __dlpack__ and __dlpack_device__ (the tensor's storage stays alive with it).
 nb::object dlpack_view(const Tensor& t0) {
   Tensor t = t0.detach();
@@ -97,7 +97,7 @@ nb::object dlpack_view(const Tensor& t0) {
   std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
   auto* keep = new Tensor(t);
   nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
-  nb::ndarray<> arr(t.raw_data(), shape.size(), shape.data(), owner, strides.data(), dl_dtype(t.dtype()),
+  nb::ndarray<nb::array_api> arr(t.raw_data(), shape.size(), shape.data(), owner, strides.data(), dl_dtype(t.dtype()),
                     on_gpu ? nb::device::cuda::value : nb::device::cpu::value, 0);
   return arr.cast();
 }
