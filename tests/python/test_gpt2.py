@@ -133,6 +133,34 @@ def test_two_python_threads_generate_at_once_with_python_callbacks(folder):
     assert not errors and len(seen) == 2 and seen[0] == seen[1]
 
 
+def test_an_exception_in_on_token_ends_generation_and_propagates(folder):
+    model = GPT2.from_pretrained(folder[0])
+    seen = []
+
+    def stop_after_three(t):
+        seen.append(t)
+        if len(seen) == 3:
+            raise ValueError("enough")
+
+    with pytest.raises(ValueError, match="enough"):
+        model.generate([1, 2], max_new_tokens=10, stop_token=-1, on_token=stop_after_three)
+    assert len(seen) == 3
+    assert len(model.generate([1, 2], max_new_tokens=4, stop_token=-1)) == 4  # the model still works
+
+
+def test_configs_from_presets_and_json():
+    c = ember.models.GPT2Config.preset("gpt2-medium")
+    assert (c.n_layer, c.n_head, c.n_embd, c.head_dim) == (24, 16, 1024, 64)
+    back = ember.models.GPT2Config.from_json_string(c.to_json_string())
+    assert (back.n_layer, back.n_embd, back.vocab_size, back.n_positions) == (24, 1024, 50257, 1024)
+    with pytest.raises(ember.Error, match="gpt2-tiny"):
+        ember.models.GPT2Config.preset("gpt2-tiny")
+    model = GPT2(ember.models.GPT2Config(n_layer=1, n_head=2, n_embd=8, vocab_size=11, n_positions=6), seed=4)
+    again = GPT2(model.config, seed=4)
+    assert model.training and model.attention == "flash2" and model.tokenizer is None
+    np.testing.assert_array_equal(model([[1, 2]]).numpy(), again([[1, 2]]).numpy())
+
+
 def test_tokenizer_round_trips_bytes_and_applies_merges(folder):
     tok = GPT2Tokenizer.from_pretrained(folder[0])
     assert tok.vocab_size == VOCAB == len(tok)
