@@ -1,6 +1,7 @@
 """Ember from Python: tensors that share memory with NumPy, reverse- and forward-mode autodiff
 (make_vjp, grad, value_and_grad, make_jvp, backward), every op of the C++ op table, custom ops with
-Python rules, gradcheck, nn layers, optimizers, safetensors and Fashion-MNIST.
+Python rules, gradcheck, nn layers, optimizers, safetensors, Fashion-MNIST, CUDA tensors (where
+the CUDA backend and a GPU exist) and GPT-2 from Hugging Face folders (ember.models).
 
 The C++ core is ember._ember (nanobind); this package adds the Pythonic spellings on top of it.
 """
@@ -22,12 +23,19 @@ from ._ember import (  # noqa: F401  (the public C++ surface, re-exported)
     conv2d, conv1d, conv2d_input_grad, conv2d_weight_grad, max_pool2d, avg_pool2d, adaptive_avg_pool2d,
     batch_norm, group_norm, rms_norm,
     registered_ops, custom_op_names, grad_enabled,
-    save_file, load_file, load_file_metadata, save_npy, load_npy,
+    save_file, load_file, load_file_metadata, save_npy, load_npy, cuda_available,
 )
-from ._tensor import tensor, from_numpy, from_dlpack  # noqa: F401
+from ._tensor import tensor, from_numpy, from_dlpack, as_device, with_device_names as _with_device_names  # noqa: F401
 from .autograd import make_vjp, make_jvp, grad, value_and_grad, no_grad, autodiff_trace, checkpoint  # noqa: F401
 from .custom_op import CustomOp, custom_op, gradcheck  # noqa: F401
-from . import nn, optim, data  # noqa: F401
+from . import nn, optim, data, cuda, models  # noqa: F401
+
+# device="cuda" as well as device=ember.Device.cuda
+zeros = _with_device_names(zeros, 2)
+ones = _with_device_names(ones, 2)
+empty = _with_device_names(empty, 2)
+full = _with_device_names(full, 3)
+scalar = _with_device_names(scalar, 2)
 
 float32 = DType.float32
 float64 = DType.float64

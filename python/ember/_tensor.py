@@ -1,11 +1,13 @@
 """Tensors from Python data: ember.tensor (always a copy), ember.from_numpy (shares memory where
-the layout allows), DLPack, and indexing with ints and slices as views."""
+the layout allows), DLPack (CPU and CUDA), devices (x.to("cuda"), x.cpu()), and indexing with
+ints and slices as views."""
 import builtins
 
 import numpy as np
 
 from . import _ember
-from ._ember import Tensor, DType
+from . import cuda as _cuda
+from ._ember import Tensor, DType, Device
 
 _TO_NUMPY = {DType.float32: np.float32, DType.float64: np.float64, DType.int64: np.int64}
 _FROM_NUMPY = {np.dtype(np.float32): DType.float32, np.dtype(np.float64): DType.float64,
@@ -48,9 +50,53 @@ def from_numpy(a, dtype=None):
     return Tensor._from_ndarray(a)
 
 
-def tensor(data, dtype=None, requires_grad=False):
-    """A new tensor holding a copy of `data` (a tensor, NumPy array, nested list or number).
+def as_device(d):
+    """An ember.Device from a Device, "cpu", "cuda" or "cuda:0" (Ember uses one GPU)."""
+    if isinstance(d, Device):
+        return d
+    if isinstance(d, str):
+        return _ember._parse_device("cuda" if d == "cuda:0" else d)
+    raise TypeError(f"expected a device ('cpu', 'cuda' or an ember.Device), got {type(d).__name__}")
+
+
+def _check_reachable(d, what):
+    """ember.Error, before any copy, when `d` is CUDA and no GPU is usable."""
+    if d == Device.cuda:
+        _cuda._require(what)
+
+
+def with_device_names(fn, position):
+    """The factory `fn` taking its device (keyword, or positional at `position`) also as "cpu",
+    "cuda" or "cuda:0", and failing with the reason when CUDA is asked for and not usable."""
+    def factory(*args, **kwargs):
+        args = list(args)
+        if "device" in kwargs:
+            kwargs["device"] = as_device(kwargs["device"])
+            d = kwargs["device"]
+        elif len(args) > position:
+            args[position] = d = as_device(args[position])
+        else:
+            d = Device.cpu
+        _check_reachable(d, f"ember.{fn.__name__}(..., device='{d.name}')")
+        return fn(*args, **kwargs)
+    factory.__name__ = fn.__name__
+    factory.__doc__ = fn.__doc__
+    return factory
+
+
+def tensor(data, dtype=None, requires_grad=False, device=None):
+    """A new tensor holding a copy of `data` (a tensor, NumPy array, nested list or number), on
+    `device` ("cpu", "cuda"; default: the CPU, or the device of a tensor given as data).
     Python floats become float32 (as in PyTorch), ints int64; an array keeps its dtype."""
+    if device is not None:
+        d = as_device(device)
+        _check_reachable(d, f"ember.tensor(..., device='{d.name}')")
+        t = tensor(data, dtype)
+        if t.device != d:
+            t = _cpp_to(t, d)
+        if requires_grad:
+            t.requires_grad_()
+        return t
     if isinstance(data, Tensor):
         t = data.detach().clone() if dtype is None else data.detach().to(dtype)
     else:
@@ -66,21 +112,33 @@ def tensor(data, dtype=None, requires_grad=False):
     return t
 
 
+_KDL_CPU, _KDL_CUDA = 1, 2
+_CUDA_LEGACY_DEFAULT_STREAM = 1  # the DLPack code for the stream Ember's kernels run on
+
+
 def from_dlpack(obj):
-    """A tensor sharing the memory of any DLPack producer on the CPU (a torch tensor, a NumPy array)."""
+    """A tensor sharing the memory of a DLPack producer (a torch tensor, a NumPy or CuPy array) on
+    the CPU or on CUDA device 0."""
+    kind = obj.__dlpack_device__()[0] if hasattr(obj, "__dlpack_device__") else _KDL_CPU
+    if kind == _KDL_CUDA:
+        _cuda._require("ember.from_dlpack of a CUDA array")
+        # The producer makes its pending work visible to this stream before handing the memory over.
+        return Tensor._from_cuda_dlpack(obj.__dlpack__(stream=_CUDA_LEGACY_DEFAULT_STREAM))
+    if kind != _KDL_CPU:
+        raise _ember.Error(f"from_dlpack: DLPack device type {kind} is not supported (expected kDLCPU=1 or kDLCUDA=2)")
     return from_numpy(np.from_dlpack(obj))
 
 
 # ---- Tensor methods written in Python ----
 
-def _dlpack(self, *args, **kwargs):
-    return self.numpy().__dlpack__(*args, **kwargs)
+def _dlpack(self, **kwargs):
+    """The DLPack capsule of this tensor's memory (CPU or CUDA). For a CUDA tensor, Ember's GPU
+    work is finished first, so the consumer's `stream` needs no wait."""
+    return self._dlpack_view().__dlpack__(**kwargs)
 
 
 def _dlpack_device(self):
-    if self.device != _ember.Device.cpu:
-        raise _ember.Error("__dlpack_device__: only CPU tensors are exported through DLPack")
-    return (1, 0)  # kDLCPU, device 0
+    return (_KDL_CUDA, 0) if self.device == Device.cuda else (_KDL_CPU, 0)
 
 
 def _array(self, dtype=None, copy=None):
@@ -152,7 +210,7 @@ def _iter(self):
 
 
 def _tolist(self):
-    return self.numpy().tolist()
+    return self.cpu().numpy().tolist()
 
 
 def _float(self):
@@ -188,8 +246,26 @@ _NAMED = {"float32": DType.float32, "float64": DType.float64, "int64": DType.int
 def _to(self, target):
     """x.to(ember.float64), x.to("float64"), x.to(ember.cpu), x.to("cpu") or x.to("cuda")."""
     if isinstance(target, str):
-        target = _NAMED[target] if target in _NAMED else _ember._parse_device(target)
+        target = _NAMED[target] if target in _NAMED else as_device(target)
+    if isinstance(target, Device):
+        _check_reachable(target, f"x.to('{target.name}')")
+        if target == self.device:
+            return self
     return _cpp_to(self, target)
 
 
+def _cuda_method(self):
+    """A copy on the GPU (this tensor when already there); ember.Error without a usable GPU."""
+    _check_reachable(Device.cuda, "x.cuda()")
+    return _to(self, Device.cuda)
+
+
+def _cpu(self):
+    """A copy in host memory (this tensor when already there), e.g. before .numpy()."""
+    return _to(self, Device.cpu)
+
+
 Tensor.to = _to
+Tensor.cuda = _cuda_method
+Tensor.cpu = _cpu
+Tensor.is_cuda = property(lambda self: self.device == Device.cuda)

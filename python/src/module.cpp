@@ -17,4 +17,6 @@ NB_MODULE(_ember, m) {
   ember::py::bind_custom_op(m);
   ember::py::bind_nn_optim(m);
   ember::py::bind_io(m);
+  ember::py::bind_gpt2(m);
+  ember::py::bind_cuda(m);
 }

@@ -45,10 +45,12 @@ DType ember_dtype(nb::dlpack::dtype d) {
 }
 
 using CpuArray = nb::ndarray<nb::device::cpu>;
+using CudaArray = nb::ndarray<nb::device::cuda>;
 
-// Wraps the array's memory without copying. The caller (ember.from_numpy) has checked that the
-// layout is one Ember can address: non-negative strides in whole elements, aligned, writable.
-Tensor from_ndarray(const CpuArray& a) {
+// Wraps the array's memory without copying. The caller (ember.from_numpy, ember.from_dlpack) has
+// checked that the layout is one Ember can address: non-negative strides in whole elements, aligned.
+template <class Array>
+Tensor from_array(const Array& a, Device device) {
   auto impl = std::make_shared<TensorImpl>();
   impl->dtype = ember_dtype(a.dtype());
   int64_t extent = 1;  // elements from the first to one past the last
@@ -63,14 +65,41 @@ Tensor from_ndarray(const CpuArray& a) {
   }
   if (empty) extent = 0;
   // The ndarray handle is released under the GIL: a tensor can die inside a kernel that runs without it.
-  auto* keep = new CpuArray(a);
+  auto* keep = new Array(a);
   std::shared_ptr<void> owner(keep, [](void* p) {
     if (!python_alive()) return;  // a tensor that outlived the interpreter leaks its array's handle
     nb::gil_scoped_acquire gil;
-    delete static_cast<CpuArray*>(p);
+    delete static_cast<Array*>(p);
   });
-  impl->storage = std::make_shared<Storage>(a.data(), size_t(extent) * itemsize(impl->dtype), Device::CPU, owner);
+  impl->storage = std::make_shared<Storage>(a.data(), size_t(extent) * itemsize(impl->dtype), device, owner);
   return Tensor(std::move(impl));
+}
+
+Tensor from_ndarray(const CpuArray& a) { return from_array(a, Device::CPU); }
+
+// A CUDA producer's memory (a DLPack capsule of device kDLCUDA). Ember runs on one GPU, device 0.
+Tensor from_cuda_dlpack(const CudaArray& a) {
+  EMBER_CHECK(a.device_id() == 0, "from_dlpack: the array is on cuda:", a.device_id(),
+              "; Ember uses cuda:0 only");
+  cuda::ensure_backend();  // the ops on this tensor need the backend; throws naming why it is missing
+  return from_array(a, Device::CUDA);
+}
+
+// The DLPack export of any tensor: an array-API object on the tensor's memory, kDLCPU or kDLCUDA,
+// which implements __dlpack__ and __dlpack_device__ (the tensor's storage stays alive with it).
+nb::object dlpack_view(const Tensor& t0) {
+  Tensor t = t0.detach();
+  const bool on_gpu = t.device() == Device::CUDA;
+  // Ember's kernels run on the legacy default stream; finishing them here makes the memory valid
+  // on whatever stream the consumer reads it from.
+  if (on_gpu) cuda::synchronize();
+  std::vector<size_t> shape(t.shape().begin(), t.shape().end());
+  std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
+  auto* keep = new Tensor(t);
+  nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
+  nb::ndarray<nb::array_api> arr(t.raw_data(), shape.size(), shape.data(), owner, strides.data(), dl_dtype(t.dtype()),
+                    on_gpu ? nb::device::cuda::value : nb::device::cpu::value, 0);
+  return arr.cast();
 }
 
 Shape shape_from_args(const nb::args& args) {
@@ -89,7 +118,9 @@ nb::tuple shape_tuple(const Shape& s) {
 
 nb::object to_ndarray(const Tensor& t0) {
   Tensor t = t0.detach();
-  EMBER_CHECK(t.device() == Device::CPU, "numpy: the tensor is on ", t.device(), "; copy it with .to('cpu') first");
+  // As in PyTorch: NumPy arrays live in host memory, so a GPU tensor is never copied behind the user's back.
+  EMBER_CHECK(t.device() == Device::CPU, "numpy(): the tensor is on ", t.device(),
+              "; NumPy arrays live in host memory: call .cpu() first (x.cpu().numpy())");
   std::vector<size_t> shape(t.shape().begin(), t.shape().end());
   std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
   auto* keep = new Tensor(t);
@@ -147,6 +178,8 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
       .def("item", &Tensor::item)
       .def("numpy", &to_ndarray, "a NumPy array sharing this tensor's memory (CPU only)")
       .def_static("_from_ndarray", &from_ndarray, nb::arg("array"))
+      .def_static("_from_cuda_dlpack", &from_cuda_dlpack, nb::arg("array"))
+      .def("_dlpack_view", &dlpack_view)
       .def("_data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw_data()); })
       .def("to_string", &Tensor::to_string, nb::arg("max_per_dim") = 6)
       .def("__repr__", [](const Tensor& t) {
