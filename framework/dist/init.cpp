@@ -44,7 +44,7 @@ std::unique_ptr<Communicator> start_from_rendezvous(const InitOptions& o, int wo
   EMBER_CHECK(path && *path, "dist::init: WORLD_SIZE=", world, " asks for several ranks, but this process was not "
               "started by mpirun. Expected `mpirun -np ", world, " <program>` (CPU or CUDA tensors), or, for CUDA "
               "tensors over NCCL, RANK=<0..", world - 1, "> and ", kRendezvousFileVariable,
-              "=<a path every rank can see> in each rank's environment (README, \"Data-parallel training\")");
+              "=<a path every rank can see> in each rank's environment (examples/classifier/README.md, \"Data-parallel training\")");
   EMBER_CHECK(std::getenv("RANK"), "dist::init: WORLD_SIZE=", world, " and ", kRendezvousFileVariable,
               " are set, but RANK is not (expected RANK=<0..", world - 1, "> in each rank's environment)");
   const int rank = env_int("RANK", 0);
