@@ -2,6 +2,8 @@
 // tensors the Communicator has already checked (contiguous, a supported dtype, a device they
 // serve, matching shapes), so each one is only the calls into its library.
 #pragma once
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -33,6 +35,8 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::string name() const = 0;  // "mpi", "nccl", "local"
   virtual bool serves(Device d) const = 0;
+  // Why a collective on a `d` tensor cannot run here (asked when serves(d) is false), with what to do.
+  virtual std::string unserved(Device d) const;
   virtual int rank() const = 0;
   virtual int world_size() const = 0;
 
@@ -65,13 +69,34 @@ bool mpi_built();
 // (a rank that died or stopped calling collectives); default 300 s, or EMBER_DIST_TIMEOUT_S.
 void set_timeout_seconds(double seconds);
 double timeout_seconds();
-// NCCL over the GPUs of `world` ranks. `share_id` must hand rank 0's bytes to every rank (the MPI
-// backend's broadcast does); with world == 1 it is not called. Throws ember::Error when Ember was
-// built without NCCL or no GPU is usable.
+// Hands rank 0's `n` bytes at `bytes` to every rank (in place): how NCCL's unique id travels.
+using ShareBytes = std::function<void(void* bytes, size_t n)>;
+// Through `b`'s broadcast from rank 0 (MPI). `b` must outlive the result.
+ShareBytes share_by_broadcast(Backend& b);
+
+// NCCL over the GPUs of `world` ranks. `share_id` hands rank 0's id to every rank (see
+// share_by_broadcast, and share_through_file in file_rendezvous.h); with world == 1 it is not
+// called and may be null. Initialisation and every collective wait at most timeout_seconds() for
+// the other ranks, then abort the NCCL communicator and throw ember::Error. Throws ember::Error
+// when Ember was built without NCCL, no GPU is usable, or this process's current GPU is not the
+// one select_local_gpu() picks (with several GPUs).
+std::shared_ptr<Backend> make_nccl_backend(int rank, int world, ShareBytes share_id);
+// The same, the id through share_id's broadcast (MPI); `share_id` may be null when world == 1.
 std::shared_ptr<Backend> make_nccl_backend(int rank, int world, Backend* share_id);
+// libember_nccl.so exists beside the core (it is not opened to find out).
 bool nccl_built();
+// Whether this process has tried to open libember_nccl.so (that maps NCCL and CUDA where it exists).
+bool nccl_loaded();
+// Whether this process has opened the CUDA backend (libember_cuda.so: a CUDA tensor was made, or
+// cuda_available() was asked), found without opening it.
+bool cuda_loaded();
 // With NCCL built and a GPU present: makes GPU (launcher's local rank % GPUs) this process's
-// current device, one GPU per rank. A no-op otherwise.
+// current device, one GPU per rank. A no-op otherwise. Opens libember_nccl.so when it is built.
 void select_local_gpu();
+
+// The CPU side of a job whose ranks were started without MPI (RANK/WORLD_SIZE and a rendezvous
+// file): it knows the ranks and serves no tensors; its collectives throw ember::Error saying that
+// CPU tensors between processes need mpirun. NCCL serves the CUDA tensors of such a job.
+std::shared_ptr<Backend> make_gpu_only_backend(int rank, int world);
 
 }  // namespace ember::dist

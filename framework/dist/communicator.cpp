@@ -38,7 +38,10 @@ std::string describe(const int64_t* s) {
 Communicator::Communicator(std::shared_ptr<Backend> cpu, std::shared_ptr<Backend> cuda)
     : cpu_(std::move(cpu)), cuda_(std::move(cuda)) {
   EMBER_CHECK(cpu_, "dist::Communicator: the CPU backend is null (expected make_local_backend() or make_mpi_backend())");
-  EMBER_CHECK(cpu_->serves(Device::CPU), "dist::Communicator: backend '", cpu_->name(), "' does not serve CPU tensors");
+  // A backend for CUDA tensors only belongs in the second slot; the first may serve no tensors at
+  // all (make_gpu_only_backend: ranks started without MPI), then it explains why CPU tensors fail.
+  EMBER_CHECK(cpu_->serves(Device::CPU) || !cpu_->serves(Device::CUDA), "dist::Communicator: backend '", cpu_->name(),
+              "' does not serve CPU tensors (expected it as the CUDA backend, the second argument)");
   rank_ = cpu_->rank();
   world_ = cpu_->world_size();
   if (cuda_) {
@@ -62,6 +65,22 @@ std::string Communicator::backend_name(Device d) const {
   return world_ == 1 ? cpu_->name() : "none";
 }
 
+Backend* Communicator::cuda_backend(const char* op) {
+  if (!cuda_ && make_cuda_) {
+    cuda_ = make_cuda_();
+    make_cuda_ = nullptr;
+    EMBER_CHECK(cuda_ && cuda_->serves(Device::CUDA) && cuda_->rank() == rank_ && cuda_->world_size() == world_,
+                "dist ", op, ": the CUDA backend started does not serve CUDA tensors on the same ranks");
+  }
+  return cuda_.get();
+}
+
+Backend& Communicator::control(const char* op) {
+  if (cpu_->serves(Device::CPU)) return *cpu_;
+  if (Backend* b = cuda_backend(op)) return *b;
+  return *cpu_;  // its collectives throw, saying why
+}
+
 Backend& Communicator::backend_for(const Tensor& t, const char* op) {
   EMBER_CHECK(!finalized_, "dist ", op, ": the communicator was finalized");
   EMBER_CHECK(t.defined(), "dist ", op, ": the tensor is undefined");
@@ -69,14 +88,11 @@ Backend& Communicator::backend_for(const Tensor& t, const char* op) {
               ") is not contiguous; pass t.contiguous() (collectives work on a tensor's storage in place)");
   EMBER_CHECK(t.numel() <= INT_MAX, "dist ", op, ": ", t.numel(), " elements, expected at most ", INT_MAX,
               " per collective (split the tensor)");
-  if (t.device() == Device::CPU) return *cpu_;
-  if (!cuda_ && make_cuda_) {
-    cuda_ = make_cuda_();
-    make_cuda_ = nullptr;
-    EMBER_CHECK(cuda_ && cuda_->serves(Device::CUDA) && cuda_->rank() == rank_ && cuda_->world_size() == world_,
-                "dist ", op, ": the CUDA backend started does not serve CUDA tensors on the same ranks");
+  if (t.device() == Device::CPU) {
+    if (!cpu_->serves(Device::CPU)) throw Error(str("dist ", op, ": ", cpu_->unserved(Device::CPU)));
+    return *cpu_;
   }
-  if (cuda_) return *cuda_;
+  if (Backend* b = cuda_backend(op)) return *b;
   // World size 1 needs no transport: the local backend copies between any devices.
   if (world_ == 1 && cpu_->serves(Device::CUDA)) return *cpu_;
   throw Error(str("dist ", op, ": a ", t.device(), " tensor, but no backend for ", t.device(), " tensors is running (",
@@ -91,7 +107,14 @@ void Communicator::check_same_everywhere(const Tensor& t, const char* op) {
   std::vector<int64_t> mine = signature(t);
   Tensor all = zeros({int64_t(world_) * kSigLen}, DType::Int64);
   try {
-    cpu_->all_gather(from_vector(mine), all);
+    Backend& b = control(op);
+    if (b.serves(Device::CPU)) {
+      b.all_gather(from_vector(mine), all);
+    } else {  // ranks joined by NCCL alone: the signatures travel on the GPU
+      Tensor on_gpu = zeros({int64_t(world_) * kSigLen}, DType::Int64, Device::CUDA);
+      b.all_gather(from_vector(mine).to(Device::CUDA), on_gpu);
+      all = on_gpu.to(Device::CPU);
+    }
   } catch (const Error& e) {
     throw Error(str("dist ", op, " (comparing shapes across ranks first): ", e.what()));
   }
@@ -152,7 +175,7 @@ Tensor Communicator::reduce_scatter(const Tensor& t, ReduceOp op) {
 
 void Communicator::barrier() {
   EMBER_CHECK(!finalized_, "dist barrier: the communicator was finalized");
-  if (world_ > 1) cpu_->barrier();
+  if (world_ > 1) control("barrier").barrier();
 }
 
 void Communicator::finalize() {

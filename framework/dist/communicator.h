@@ -56,6 +56,10 @@ class Communicator {
 
  private:
   Backend& backend_for(const Tensor& t, const char* op);
+  Backend* cuda_backend(const char* op);  // starts a lazy one; null when there is none
+  // The backend for the ranks' own small messages (shape checks, barrier): the CPU one, or NCCL
+  // where no backend serves CPU tensors.
+  Backend& control(const char* op);
   void check_same_everywhere(const Tensor& t, const char* op);
 
   std::shared_ptr<Backend> cpu_, cuda_;
@@ -70,15 +74,15 @@ struct InitOptions {
   // "auto": MPI when the environment says mpirun started this process, else world size 1;
   // "mpi": MPI or an ember::Error; "local": world size 1 whatever the environment says.
   std::string backend = "auto";
-  // CUDA tensors: "auto" (NCCL when built and the world is larger than 1, started at the first
-  // collective on a CUDA tensor), "nccl" (NCCL now or an error, also for world size 1), "none".
-  // NCCL takes GPU local_rank % GPUs: call init() before making CUDA tensors.
+  // CUDA tensors: "auto" (NCCL when built and world > 1, started at the first CUDA collective; the GPU
+  // is picked now only if CUDA is in use already, so a CPU job opens neither), "nccl" (now), "none".
+  // NCCL wants GPU local_rank % GPUs before the first CUDA tensor: else call select_local_gpu().
   std::string cuda = "auto";
 };
 
-// The process's communicator, made on the first call from the launcher's environment
-// (OMPI_COMM_WORLD_RANK/SIZE or PMI_*/PMIX_* from mpirun; RANK/WORLD_SIZE are checked against it).
-// A job that asks for several ranks on an Ember built without MPI is an ember::Error.
+// The process's communicator from the launcher's environment: mpirun's (OMPI_*/PMI_*/PMIX_*; RANK and
+// WORLD_SIZE are checked against it), or RANK/WORLD_SIZE/EMBER_RENDEZVOUS_FILE: NCCL alone, for CUDA
+// tensors only (file_rendezvous.h). Several ranks asked for in any other way: ember::Error saying how.
 Communicator& init(const InitOptions& options = {});
 bool initialized();
 Communicator& world();  // the communicator init() made; an ember::Error before init()

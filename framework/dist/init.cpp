@@ -1,8 +1,10 @@
 // dist::init(): the process's communicator from the launcher's environment.
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 
 #include "framework/dist/communicator.h"
+#include "framework/dist/file_rendezvous.h"
 
 namespace ember::dist {
 
@@ -34,6 +36,40 @@ int launcher_world_size() {
   return env_int("WORLD_SIZE", 1);
 }
 
+namespace {
+// RANK/WORLD_SIZE and a rendezvous file, no mpirun: NCCL's id through the file, NCCL for CUDA
+// tensors, nothing for CPU tensors (make_gpu_only_backend says so when one is passed).
+std::unique_ptr<Communicator> start_from_rendezvous(const InitOptions& o, int world) {
+  const char* path = std::getenv(kRendezvousFileVariable);
+  EMBER_CHECK(path && *path, "dist::init: WORLD_SIZE=", world, " asks for several ranks, but this process was not "
+              "started by mpirun. Expected `mpirun -np ", world, " <program>` (CPU or CUDA tensors), or, for CUDA "
+              "tensors over NCCL, RANK=<0..", world - 1, "> and ", kRendezvousFileVariable,
+              "=<a path every rank can see> in each rank's environment (examples/classifier/README.md, \"Data-parallel training\")");
+  EMBER_CHECK(std::getenv("RANK"), "dist::init: WORLD_SIZE=", world, " and ", kRendezvousFileVariable,
+              " are set, but RANK is not (expected RANK=<0..", world - 1, "> in each rank's environment)");
+  const int rank = env_int("RANK", 0);
+  EMBER_CHECK(rank < world, "dist::init: RANK=", rank, ", expected less than WORLD_SIZE=", world);
+  EMBER_CHECK(o.cuda != "none", "dist::init: RANK/WORLD_SIZE with ", kRendezvousFileVariable,
+              " start NCCL, for CUDA tensors only, but cuda = \"none\" was asked for (expected cuda = \"auto\" or "
+              "\"nccl\"; CPU tensors between processes need `mpirun -np ", world, " <program>`)");
+  EMBER_CHECK(nccl_built(), "dist::init: RANK/WORLD_SIZE with ", kRendezvousFileVariable, " start NCCL, for CUDA "
+              "tensors, but this Ember was built without NCCL (expected a build with CUDA and NCCL; CPU tensors "
+              "between processes need `mpirun -np ", world, " <program>` instead)");
+  select_local_gpu();
+  std::shared_ptr<Backend> nccl;
+  try {
+    nccl = make_nccl_backend(rank, world, share_through_file(path, rendezvous_job_token(), rank, world, timeout_seconds()));
+  } catch (...) {
+    if (rank == 0) std::remove(path);  // an id nobody will join; a later job must not find it
+    throw;
+  }
+  // NCCL's start returned on rank 0, so every rank has joined and read the file: a later job on
+  // the same path must not find this one's id.
+  if (rank == 0) remove_rendezvous(path);
+  return std::make_unique<Communicator>(make_gpu_only_backend(rank, world), nccl);
+}
+}  // namespace
+
 Communicator& init(const InitOptions& o) {
   if (slot()) return *slot();
   EMBER_CHECK(o.backend == "auto" || o.backend == "mpi" || o.backend == "local", "dist::init: backend '", o.backend,
@@ -52,21 +88,26 @@ Communicator& init(const InitOptions& o) {
     cpu = make_mpi_backend();
     EMBER_CHECK(cpu->world_size() == wanted || !launched_by_mpi, "dist::init: MPI reports ", cpu->world_size(),
                 " ranks, the launcher's environment ", wanted);
+  } else if (wanted > 1) {
+    slot() = start_from_rendezvous(o, wanted);
+    return *slot();
   } else {
-    EMBER_CHECK(wanted == 1, "dist::init: WORLD_SIZE=", wanted, " asks for several ranks, but this process was not "
-                "started by mpirun (expected: mpirun -np ", wanted, " <program>; Ember's NCCL backend also takes its "
-                "ranks from MPI)");
     cpu = make_local_backend();
   }
   if (const char* r = std::getenv("RANK"); r && launched_by_mpi)
     EMBER_CHECK(env_int("RANK", 0) == cpu->rank(), "dist::init: RANK=", r, " but MPI says this is rank ", cpu->rank());
 
-  if (o.cuda != "none" && cpu->world_size() > 1) select_local_gpu();
+  const int rank = cpu->rank(), world = cpu->world_size();
   if (o.cuda == "nccl") {
-    slot() = std::make_unique<Communicator>(cpu, make_nccl_backend(cpu->rank(), cpu->world_size(), cpu.get()));
-  } else if (o.cuda == "auto" && nccl_built() && cpu->world_size() > 1) {
+    if (world > 1) select_local_gpu();
+    slot() = std::make_unique<Communicator>(cpu, make_nccl_backend(rank, world, cpu.get()));
+  } else if (o.cuda == "auto" && world > 1 && nccl_built()) {
+    // NCCL (and with it the CUDA runtime) is opened at the first collective on a CUDA tensor, so a
+    // CPU-only job never maps it. The GPU must be picked before the first CUDA tensor, though: now
+    // when this process already uses CUDA; else the program asks for it (cuda = "nccl", or
+    // cuda_available() before init()), or NCCL's start says so.
+    if (cuda_loaded()) select_local_gpu();
     Backend* share = cpu.get();
-    const int rank = cpu->rank(), world = cpu->world_size();
     slot() = std::make_unique<Communicator>(cpu, [=] { return make_nccl_backend(rank, world, share); });
   } else {
     slot() = std::make_unique<Communicator>(cpu);

@@ -8,10 +8,8 @@
 
 #ifdef EMBER_HAS_MPI
 #include <mpi.h>
-#include <sched.h>
-#include <time.h>
 
-#include <chrono>
+#include "framework/dist/poll.h"
 #endif
 
 namespace ember::dist {
@@ -68,30 +66,19 @@ void divide(const Tensor& t, int world) {
   });
 }
 
-// Waits for `req` until the deadline. Spins for the first microseconds (a collective between
-// processes of one machine usually ends there), then yields the core (on a busy machine the rank
-// we wait for may need it), then sleeps in short naps.
+// Waits for `req` until the deadline (framework/dist/poll.h says how it spins, yields and naps).
 void wait_request(MPI_Request& req, const char* what) {
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  const auto limit = std::chrono::duration<double>(timeout_seconds());
-  for (int64_t polls = 0;; ++polls) {
-    int done = 0;
-    check_mpi(MPI_Test(&req, &done, MPI_STATUS_IGNORE), what);
-    if (done) return;
-    if (polls < 200) continue;
-    const auto waited = Clock::now() - start;
-    if (waited > limit)
-      throw Error(str("dist (mpi): ", what, " got no answer from the other ranks within ", timeout_seconds(),
-                      " s (did a rank die, or stop calling the same collectives in the same order?); the "
-                      "job cannot continue"));
-    if (waited < std::chrono::milliseconds(20)) {
-      sched_yield();
-    } else {
-      timespec nap{0, 200000};
-      nanosleep(&nap, nullptr);
-    }
-  }
+  const bool done = poll_until(
+      [&] {
+        int flag = 0;
+        check_mpi(MPI_Test(&req, &flag, MPI_STATUS_IGNORE), what);
+        return flag != 0;
+      },
+      timeout_seconds());
+  if (!done)
+    throw Error(str("dist (mpi): ", what, " got no answer from the other ranks within ", timeout_seconds(),
+                    " s (did a rank die, or stop calling the same collectives in the same order?); the "
+                    "job cannot continue (EMBER_DIST_TIMEOUT_S sets the limit)"));
 }
 
 class MpiWork : public Work {

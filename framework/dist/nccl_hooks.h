@@ -8,7 +8,7 @@
 
 namespace ember::dist::nccl_hooks {
 
-extern BackendHook<std::shared_ptr<Backend>(int rank, int world, Backend* share_id)> make_backend;
+extern BackendHook<std::shared_ptr<Backend>(int rank, int world, const ShareBytes& share_id)> make_backend;
 extern BackendHook<void()> select_local_gpu;
 
 }  // namespace ember::dist::nccl_hooks

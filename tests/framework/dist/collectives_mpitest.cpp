@@ -9,6 +9,9 @@
 using namespace ember;
 using ember::testing::all_close;
 
+// Set by mpi_test_main.cpp right after init({"mpi", "auto"}), before any test touched CUDA.
+extern bool nccl_loaded_after_init, cuda_loaded_after_init;
+
 namespace {
 
 dist::Communicator& comm() { return dist::world(); }
@@ -29,6 +32,25 @@ TEST(DistMpi, WorldIsTwoRanksOverMpi) {
   EXPECT_EQ(comm().world_size(), 2);
   EXPECT_EQ(comm().backend_name(Device::CPU), "mpi");
   EXPECT_EQ(dist::launcher_world_size(), 2);
+}
+
+TEST(DistMpi, CpuJobOpensNeitherNcclNorCuda) {
+  EXPECT_FALSE(nccl_loaded_after_init);
+  EXPECT_FALSE(cuda_loaded_after_init);
+}
+
+TEST(DistMpi, ShareByBroadcastHandsOutRootsBytes) {
+  // NCCL's id travels this way: rank 0's 128 random bytes (and an odd size) on every rank.
+  dist::Backend& b = *dist::make_mpi_backend();
+  for (size_t n : {size_t(128), size_t(13)}) {
+    std::vector<uint8_t> root(n), bytes(n, uint8_t(comm().rank() + 1));
+    Generator g(n);
+    const std::vector<int64_t> r = randint({int64_t(n)}, 0, 256, &g).to_vector<int64_t>();
+    for (size_t i = 0; i < n; ++i) root[i] = uint8_t(r[i]);
+    if (comm().rank() == 0) bytes = root;
+    dist::share_by_broadcast(b)(bytes.data(), n);
+    EXPECT_EQ(bytes, root) << n;
+  }
 }
 
 TEST(DistMpi, AllReduceSumAndMean) {
@@ -134,6 +156,8 @@ namespace {
 // CUDA tensors over NCCL on 2 ranks, one GPU each (scripts/gpu_check.sh on a 2-GPU machine).
 TEST(DistMpiNccl, CollectivesOnCudaTensors) {
   if (!dist::nccl_built() || !cuda_available()) GTEST_SKIP() << "needs NCCL and GPUs";
+  // init() left the GPU alone (CUDA was not in use then): pick this rank's before its first tensor.
+  dist::select_local_gpu();
   dist::Communicator& c = dist::world();
   Tensor x = full({1023}, double(c.rank() + 1), DType::Float32).to(Device::CUDA);
   c.all_reduce(x);

@@ -7,9 +7,14 @@
 
 #include "ember.h"
 
+// What dist::init() had opened when it returned, for DistMpi.CpuJobOpensNeitherNcclNorCuda.
+bool nccl_loaded_after_init = false, cuda_loaded_after_init = false;
+
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   ember::dist::Communicator& c = ember::dist::init({"mpi", "auto"});
+  nccl_loaded_after_init = ember::dist::nccl_loaded();
+  cuda_loaded_after_init = ember::dist::cuda_loaded();
   if (c.rank() != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());
