@@ -170,6 +170,7 @@ Tensor arange(int64_t start, int64_t end, int64_t step = 1, DType dtype = DType:
 Tensor from_vector(const std::vector<float>& v, const Shape& shape = {});
 Tensor from_vector(const std::vector<double>& v, const Shape& shape = {});
 Tensor from_vector(const std::vector<int64_t>& v, const Shape& shape = {});
+Tensor from_vector(const std::vector<bool>& v, const Shape& shape = {});  // DType::Bool
 
 // ---- random numbers: deterministic for a seed on every platform ----
 class Generator {
