@@ -5,6 +5,7 @@
 #include <cstring>
 #include <iomanip>
 #include <sstream>
+#include <type_traits>
 
 #include "framework/autograd/autograd.h"
 #include "framework/device_copy.h"
@@ -50,6 +51,7 @@ double read(const void* base, DType dt, int64_t off) {
     case DType::Float32: return static_cast<const float*>(base)[off];
     case DType::Float64: return static_cast<const double*>(base)[off];
     case DType::Int64: return double(static_cast<const int64_t*>(base)[off]);
+    case DType::Bool: return static_cast<const bool*>(base)[off] ? 1.0 : 0.0;
   }
   return 0;
 }
@@ -59,6 +61,7 @@ void write(void* base, DType dt, int64_t off, double v) {
     case DType::Float32: static_cast<float*>(base)[off] = float(v); break;
     case DType::Float64: static_cast<double*>(base)[off] = v; break;
     case DType::Int64: static_cast<int64_t*>(base)[off] = int64_t(v); break;
+    case DType::Bool: static_cast<bool*>(base)[off] = v != 0; break;  // nonzero (NaN too) is true
   }
 }
 
@@ -167,6 +170,7 @@ std::vector<T> Tensor::to_vector() const {
 template std::vector<float> Tensor::to_vector<float>() const;
 template std::vector<double> Tensor::to_vector<double>() const;
 template std::vector<int64_t> Tensor::to_vector<int64_t>() const;
+template std::vector<bool> Tensor::to_vector<bool>() const;
 
 Tensor& Tensor::requires_grad_(bool on) {
   EMBER_CHECK(is_floating(dtype()), "requires_grad_: only floating tensors can require gradients, this one is ", dtype());
@@ -237,6 +241,7 @@ std::string Tensor::to_string(int max_per_dim) const {
     if (d == c.dim()) {
       double v = read(base, c.dtype(), off);
       if (fl) os << std::setprecision(5) << std::defaultfloat << v;
+      else if (c.dtype() == DType::Bool) os << (v != 0 ? "true" : "false");
       else os << int64_t(v);
       return;
     }
@@ -268,6 +273,11 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.to_
 Tensor empty(const Shape& shape, DType dtype, Device device) { return Tensor(raw_impl(shape, dtype, device)); }
 Tensor full(const Shape& shape, double value, DType dtype, Device device) {
   Tensor t = empty(shape, dtype, device);
+  // fill_'s CPU loop is written for the numeric dtypes; a Bool fill is one memset.
+  if (dtype == DType::Bool && device == Device::CPU) {
+    std::memset(t.raw_data(), value != 0 ? 1 : 0, size_t(t.numel()));
+    return t;
+  }
   t.fill_(value);
   return t;
 }
@@ -298,13 +308,20 @@ Tensor from_host(const std::vector<T>& v, const Shape& shape) {
   EMBER_CHECK(numel(s) == int64_t(v.size()), "from_vector: ", v.size(), " values do not fill shape ", ember::to_string(s),
               " (", numel(s), " elements)");
   Tensor t = empty(s, dtype_of<T>::value);
-  if (!v.empty()) std::memcpy(t.raw_data(), v.data(), v.size() * sizeof(T));
+  // std::vector<bool> packs bits, so its elements are written one by one.
+  if constexpr (std::is_same_v<T, bool>) {
+    bool* o = t.data<bool>();
+    for (size_t i = 0; i < v.size(); ++i) o[i] = v[i];
+  } else if (!v.empty()) {
+    std::memcpy(t.raw_data(), v.data(), v.size() * sizeof(T));
+  }
   return t;
 }
 }  // namespace
 Tensor from_vector(const std::vector<float>& v, const Shape& s) { return from_host(v, s); }
 Tensor from_vector(const std::vector<double>& v, const Shape& s) { return from_host(v, s); }
 Tensor from_vector(const std::vector<int64_t>& v, const Shape& s) { return from_host(v, s); }
+Tensor from_vector(const std::vector<bool>& v, const Shape& s) { return from_host(v, s); }
 
 // ---- random ----
 uint64_t Generator::next_u64() {

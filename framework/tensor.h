@@ -85,6 +85,48 @@ class Tensor {
   Tensor to(DType t) const;   // differentiable between float types
   Tensor to(Device d) const;
 
+  // ---- method syntax for the common ops (defined in ops/tensor_methods.cpp) ----
+  // Each forwards to the free function of the same name (x.sum(1) is sum(x, {1})); a double operand
+  // becomes a 0-d tensor as in the operators (x.gt(0.0) is gt(x, scalar_like(x, 0.0))).
+  Tensor sum() const;
+  Tensor sum(int64_t dim, bool keepdim = false) const;
+  Tensor sum(const Shape& dims, bool keepdim = false) const;
+  Tensor mean() const;
+  Tensor mean(int64_t dim, bool keepdim = false) const;
+  Tensor mean(const Shape& dims, bool keepdim = false) const;
+  Tensor max() const;
+  Tensor max(int64_t dim, bool keepdim = false) const;
+  Tensor min() const;
+  Tensor min(int64_t dim, bool keepdim = false) const;
+  Tensor argmax(int64_t dim, bool keepdim = false) const;
+  Tensor argmin(int64_t dim, bool keepdim = false) const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor abs() const;
+  Tensor neg() const;
+  Tensor relu() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor square() const;
+  Tensor pow(double exponent) const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor clamp(double lo, double hi) const;
+  Tensor matmul(const Tensor& w) const;
+  Tensor softmax(int64_t dim = -1) const;
+  Tensor log_softmax(int64_t dim = -1) const;
+  Tensor gt(double v) const;
+  Tensor ge(double v) const;
+  Tensor lt(double v) const;
+  Tensor le(double v) const;
+  Tensor eq(double v) const;
+  Tensor gt(const Tensor& o) const;
+  Tensor ge(const Tensor& o) const;
+  Tensor lt(const Tensor& o) const;
+  Tensor le(const Tensor& o) const;
+  Tensor eq(const Tensor& o) const;
+  // ---- end of method syntax ----
+
   // PyTorch-style autograd on leaves: requires_grad_, then backward() on a scalar result.
   Tensor& requires_grad_(bool on = true);
   bool requires_grad() const;  // true for leaves that asked and for results computed from them
@@ -141,6 +183,7 @@ Tensor arange(int64_t start, int64_t end, int64_t step = 1, DType dtype = DType:
 Tensor from_vector(const std::vector<float>& v, const Shape& shape = {});
 Tensor from_vector(const std::vector<double>& v, const Shape& shape = {});
 Tensor from_vector(const std::vector<int64_t>& v, const Shape& shape = {});
+Tensor from_vector(const std::vector<bool>& v, const Shape& shape = {});  // DType::Bool
 
 // ---- random numbers: deterministic for a seed on every platform ----
 class Generator {

@@ -4,7 +4,10 @@
 #include "framework/device_copy.h"
 #include "framework/tensor.h"
 #include "ops/elementwise/elementwise.h"
+#include "ops/matmul/matmul.h"
+#include "ops/reduce/reduce.h"
 #include "ops/shape/shape_ops.h"
+#include "ops/softmax/softmax.h"
 
 namespace ember {
 
@@ -46,5 +49,44 @@ Tensor& Tensor::copy_(const Tensor& src) {
   impl_->storage->mark_written("copy_");
   return *this;
 }
+
+// ---- method syntax for the common ops: one-line forwards to the free functions ----
+Tensor Tensor::sum() const { return ember::sum(*this); }
+Tensor Tensor::sum(int64_t d, bool keep) const { return ember::sum(*this, {d}, keep); }
+Tensor Tensor::sum(const Shape& dims, bool keep) const { return ember::sum(*this, dims, keep); }
+Tensor Tensor::mean() const { return ember::mean(*this); }
+Tensor Tensor::mean(int64_t d, bool keep) const { return ember::mean(*this, {d}, keep); }
+Tensor Tensor::mean(const Shape& dims, bool keep) const { return ember::mean(*this, dims, keep); }
+Tensor Tensor::max() const { return ember::max(*this); }
+Tensor Tensor::max(int64_t d, bool keep) const { return ember::max(*this, d, keep); }
+Tensor Tensor::min() const { return ember::min(*this); }
+Tensor Tensor::min(int64_t d, bool keep) const { return ember::min(*this, d, keep); }
+Tensor Tensor::argmax(int64_t d, bool keep) const { return ember::argmax(*this, d, keep); }
+Tensor Tensor::argmin(int64_t d, bool keep) const { return ember::argmin(*this, d, keep); }
+Tensor Tensor::exp() const { return ember::exp(*this); }
+Tensor Tensor::log() const { return ember::log(*this); }
+Tensor Tensor::sqrt() const { return ember::sqrt(*this); }
+Tensor Tensor::abs() const { return ember::abs(*this); }
+Tensor Tensor::neg() const { return ember::neg(*this); }
+Tensor Tensor::relu() const { return ember::relu(*this); }
+Tensor Tensor::tanh() const { return ember::tanh(*this); }
+Tensor Tensor::sigmoid() const { return ember::sigmoid(*this); }
+Tensor Tensor::square() const { return ember::square(*this); }
+Tensor Tensor::pow(double e) const { return ember::pow(*this, e); }
+Tensor Tensor::pow(const Tensor& e) const { return ember::pow(*this, e); }
+Tensor Tensor::clamp(double lo, double hi) const { return ember::clamp(*this, lo, hi); }
+Tensor Tensor::matmul(const Tensor& w) const { return ember::matmul(*this, w); }
+Tensor Tensor::softmax(int64_t d) const { return ember::softmax(*this, d); }
+Tensor Tensor::log_softmax(int64_t d) const { return ember::log_softmax(*this, d); }
+Tensor Tensor::gt(double v) const { return ember::gt(*this, scalar_like(*this, v)); }
+Tensor Tensor::ge(double v) const { return ember::ge(*this, scalar_like(*this, v)); }
+Tensor Tensor::lt(double v) const { return ember::lt(*this, scalar_like(*this, v)); }
+Tensor Tensor::le(double v) const { return ember::le(*this, scalar_like(*this, v)); }
+Tensor Tensor::eq(double v) const { return ember::eq(*this, scalar_like(*this, v)); }
+Tensor Tensor::gt(const Tensor& o) const { return ember::gt(*this, o); }
+Tensor Tensor::ge(const Tensor& o) const { return ember::ge(*this, o); }
+Tensor Tensor::lt(const Tensor& o) const { return ember::lt(*this, o); }
+Tensor Tensor::le(const Tensor& o) const { return ember::le(*this, o); }
+Tensor Tensor::eq(const Tensor& o) const { return ember::eq(*this, o); }
 
 }  // namespace ember

@@ -53,8 +53,9 @@ MPI_Datatype mpi_type(DType t) {
     case DType::Float32: return MPI_FLOAT;
     case DType::Float64: return MPI_DOUBLE;
     case DType::Int64: return MPI_INT64_T;
+    case DType::Bool: break;  // MPI_C_BOOL takes no MPI_SUM; masks are not communicated yet
   }
-  throw Error("dist (mpi): unknown dtype");
+  throw Error(str("dist (mpi): ", t, " tensors are not communicated; convert with .to(DType::Int64)"));
 }
 
 // Mean = sum / world size, done after the sum (MPI has no mean).

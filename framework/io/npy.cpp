@@ -16,6 +16,7 @@ const char* descr(DType t) {
     case DType::Float32: return "<f4";
     case DType::Float64: return "<f8";
     case DType::Int64: return "<i8";
+    case DType::Bool: return "|b1";
   }
   return "";
 }
@@ -65,7 +66,8 @@ Tensor parse_npy(const std::string& bytes, const std::string& path) {
   if (header.find("'<f4'") != std::string::npos) dtype = DType::Float32;
   else if (header.find("'<f8'") != std::string::npos) dtype = DType::Float64;
   else if (header.find("'<i8'") != std::string::npos) dtype = DType::Int64;
-  else throw Error(str("load_npy: '", path, "' has an unsupported dtype (expected <f4, <f8 or <i8): ", header));
+  else if (header.find("'|b1'") != std::string::npos) dtype = DType::Bool;
+  else throw Error(str("load_npy: '", path, "' has an unsupported dtype (expected <f4, <f8, <i8 or |b1): ", header));
   EMBER_CHECK(header.find("'fortran_order': False") != std::string::npos, "load_npy: '", path,
               "' is Fortran-ordered; save it C-ordered");
   size_t lp = header.find('('), rp = header.find(')');
@@ -99,6 +101,10 @@ Tensor parse_npy(const std::string& bytes, const std::string& path) {
               " data bytes, its header promises ", need, " for shape ", to_string(shape));
   Tensor t = empty(shape, dtype);
   if (need) std::memcpy(t.raw_data(), bytes.data() + 10 + hlen, size_t(need));
+  if (dtype == DType::Bool) {  // any nonzero byte is true; a C++ bool must hold exactly 0 or 1
+    uint8_t* p = static_cast<uint8_t*>(t.raw_data());
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = p[i] != 0;
+  }
   return t;
 }
 

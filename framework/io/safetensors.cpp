@@ -36,6 +36,7 @@ const char* file_dtype(DType t) {
     case DType::Float32: return "F32";
     case DType::Float64: return "F64";
     case DType::Int64: return "I64";
+    case DType::Bool: return "BOOL";
   }
   return "?";
 }
@@ -51,6 +52,7 @@ size_t file_itemsize(const std::string& d) {
   if (d == "F32") return 4;
   if (d == "F64" || d == "I64") return 8;
   if (d == "F16" || d == "BF16") return 2;
+  if (d == "BOOL") return 1;
   return 0;
 }
 
@@ -121,7 +123,7 @@ std::vector<Entry> parse_header(const char* text, size_t len, uint64_t data_len,
     e.name = name;
     e.dtype = v["dtype"].get<std::string>();
     size_t es = file_itemsize(e.dtype);
-    EMBER_CHECK(es != 0, where, ": unsupported dtype '", e.dtype, "' (Ember reads F32, F64, I64, F16 and BF16)");
+    EMBER_CHECK(es != 0, where, ": unsupported dtype '", e.dtype, "' (Ember reads F32, F64, I64, BOOL, F16 and BF16)");
     uint64_t count = 1;
     bool overflow = false;
     for (const json& d : v["shape"]) {
@@ -160,6 +162,13 @@ std::vector<Entry> parse_header(const char* text, size_t len, uint64_t data_len,
   return entries;
 }
 
+// A file's BOOL byte may be any nonzero value for true; a C++ bool must hold exactly 0 or 1.
+void normalize_bool(const Tensor& t) {
+  if (t.dtype() != DType::Bool) return;
+  uint8_t* p = static_cast<uint8_t*>(t.raw_data());
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = p[i] != 0;
+}
+
 // Converts one entry's bytes into a tensor (with bytes == null: an uninitialised tensor of its type).
 Tensor make_tensor(const Entry& e, const uint8_t* bytes) {
   size_t n = size_t(e.end - e.begin);
@@ -173,9 +182,13 @@ Tensor make_tensor(const Entry& e, const uint8_t* bytes) {
     }
     return t;
   }
-  DType dt = e.dtype == "F32" ? DType::Float32 : e.dtype == "F64" ? DType::Float64 : DType::Int64;
+  DType dt = e.dtype == "F32"   ? DType::Float32
+             : e.dtype == "F64" ? DType::Float64
+             : e.dtype == "BOOL" ? DType::Bool
+                                 : DType::Int64;
   Tensor t = empty(e.shape, dt);
   if (n && bytes) std::memcpy(t.raw_data(), bytes, n);
+  if (bytes) normalize_bool(t);
   return t;
 }
 
@@ -346,6 +359,7 @@ Safetensors load_safetensors(const std::string& path) {
     EMBER_CHECK(std::fseek(f.get(), long(start + e.begin), SEEK_SET) == 0, "cannot seek in ", what);
     EMBER_CHECK(n == 0 || std::fread(dst, 1, n, f.get()) == n, "reading tensor '", e.name, "' from ", what,
                 " failed (file changed while reading?)");
+    if (!convert) normalize_bool(t);
     out.tensors.emplace_back(e.name, convert ? make_tensor(e, buf.data()) : t);
   }
   return out;

@@ -36,8 +36,8 @@ int64_t sample_next_cuda(const Tensor& logits, const SamplingOptions& opt, Gener
   if (opt.top_p < 1.0) {
     Tensor zc = cand.values.to(DType::Float64);
     Tensor p = exp((zc - zc.slice(0, 0, 1)) / opt.temperature);
-    Tensor below = lt(cumsum(p, 0) / sum(p), scalar_like(p, opt.top_p));  // prefix still short of top_p
-    nucleus = std::min(keep, int64_t(sum(below).to(Device::CPU).item()) + 1);
+    Tensor below = (cumsum(p, 0) / p.sum()).lt(opt.top_p);  // prefix still short of top_p
+    nucleus = std::min(keep, int64_t(below.sum().to(Device::CPU).item()) + 1);
   }
   std::vector<double> zs = cand.values.slice(0, 0, nucleus).to(Device::CPU).to_vector<double>();
   std::vector<int64_t> order = cand.indices.slice(0, 0, nucleus).to(Device::CPU).to_vector<int64_t>();

@@ -111,7 +111,7 @@ Tensor topk_indices_by_select(const Tensor& x, int64_t k, bool by_magnitude) {
   check_k(op, k, x.size(-1));
   Tensor v = x.detach();
   // NaN has no rank in topk_row's contract: refuse it on every device (one reduction here).
-  int64_t comparable = int64_t(sum(eq(v, v).to(DType::Float64)).to(Device::CPU).item());
+  int64_t comparable = int64_t(v.eq(v).sum().to(Device::CPU).item());  // NaN != NaN
   EMBER_CHECK(comparable == v.numel(), op, ": ", v.numel() - comparable, " entries of the ", to_string(v.shape()),
               " input are NaN; top-k needs comparable values");
   if (by_magnitude) v = abs(v);

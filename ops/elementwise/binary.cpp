@@ -12,6 +12,23 @@
 namespace ember {
 
 namespace {
+Tensor cast_kernel(const Tensor& x, DType dtype);
+
+// A Bool operand beside a numeric one takes the other's dtype (true = 1), as in PyTorch, so that
+// `mask * x` needs no cast; two Bool operands stay Bool where `both_bool` allows it (comparisons,
+// where's data) and are an error for arithmetic, whose bool meaning would be a guess.
+std::pair<Tensor, Tensor> promote_bool(const char* op, const Tensor& a, const Tensor& b, bool both_bool) {
+  EMBER_CHECK(a.defined() && b.defined(), op, ": an operand is undefined");
+  const bool ba = a.dtype() == DType::Bool, bb = b.dtype() == DType::Bool;
+  if (ba && bb) {
+    EMBER_CHECK(both_bool, op, ": both operands are bool, and ", op,
+                " is arithmetic; use logical_and / logical_or / logical_xor, or convert one with .to(DType::Float32)");
+    return {a, b};
+  }
+  if (ba) return {cast_kernel(a.detach(), b.dtype()), b};
+  if (bb) return {a, cast_kernel(b.detach(), a.dtype())};
+  return {a, b};
+}
 
 void check_pair(const char* op, const Tensor& a, const Tensor& b) {
   EMBER_CHECK(a.defined() && b.defined(), op, ": an operand is undefined");
@@ -31,15 +48,46 @@ Tensor binary_cpu(BinaryOp op, const Tensor& a, const Tensor& b, const Shape& sh
   case BinaryOp::K:   \
     return cpu::binary_loop<T>(a, b, shape, a.dtype(), [](T x, T y) { return apply_binary(BinaryOp::K, x, y); });
     EMBER_CASE(Add) EMBER_CASE(Sub) EMBER_CASE(Mul) EMBER_CASE(Div) EMBER_CASE(Pow) EMBER_CASE(Max)
-    EMBER_CASE(Min) EMBER_CASE(Gt) EMBER_CASE(Ge) EMBER_CASE(Lt) EMBER_CASE(Le) EMBER_CASE(Eq)
+    EMBER_CASE(Min)
 #undef EMBER_CASE
+    case BinaryOp::Gt: case BinaryOp::Ge: case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Eq: case BinaryOp::Ne:
+      break;  // compare_cpu: their result is Bool
   }
-  throw Error("binary op: unknown kind");
+  throw Error(str(binary_name(op), ": not an arithmetic kind"));
+}
+
+template <class T>
+Tensor compare_cpu(BinaryOp op, const Tensor& a, const Tensor& b, const Shape& shape) {
+  switch (op) {
+#define EMBER_CASE(K) \
+  case BinaryOp::K:   \
+    return cpu::binary_loop<T, bool>(a, b, shape, DType::Bool, [](T x, T y) { return apply_binary(BinaryOp::K, x, y) != T(0); });
+    EMBER_CASE(Gt) EMBER_CASE(Ge) EMBER_CASE(Lt) EMBER_CASE(Le) EMBER_CASE(Eq) EMBER_CASE(Ne)
+#undef EMBER_CASE
+    case BinaryOp::Add: case BinaryOp::Sub: case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::Pow:
+    case BinaryOp::Max: case BinaryOp::Min:
+      break;
+  }
+  throw Error(str(binary_name(op), ": not a comparison"));
+}
+
+// The CUDA kernels compute comparisons as 1 or 0 in the operands' dtype and know no Bool
+// arithmetic: Bool operands go in as int64 and the result comes back as Bool.
+Tensor compare_cuda(BinaryOp op, const Tensor& a, const Tensor& b, const Shape& shape) {
+  Tensor x = a.dtype() == DType::Bool ? cuda_kernels::cast(a, DType::Int64) : a;
+  Tensor y = b.dtype() == DType::Bool ? cuda_kernels::cast(b, DType::Int64) : b;
+  return cuda_kernels::cast(cuda_kernels::binary(op, x, y, shape), DType::Bool);
 }
 }  // namespace
 
 Tensor binary_kernel(BinaryOp op, const Tensor& a, const Tensor& b) {
   Shape shape = broadcast_shapes(a.shape(), b.shape(), binary_name(op));
+  if (is_comparison(op)) {
+    if (a.device() == Device::CUDA) return compare_cuda(op, a, b, shape);
+    return EMBER_DISPATCH_ALL_AND_BOOL(a.dtype(), binary_name(op), [&] {
+      return compare_cpu<scalar_t>(op, a, b, shape);
+    });
+  }
   if (a.device() == Device::CUDA) return cuda_kernels::binary(op, a, b, shape);
   return EMBER_DISPATCH_ALL(a.dtype(), binary_name(op), [&] {
     return binary_cpu<scalar_t>(op, a, b, shape);
@@ -83,15 +131,15 @@ Primitive<> binary_primitive(BinaryOp op, std::vector<int> saved, bool saves_ans
 
 Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b) {
   Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
-  if (a.device() == Device::CUDA) return cuda_kernels::where(cond, a, b, shape);
   // Nonzero means true, decided in the condition's own dtype: a plain cast to the data's dtype would
   // turn 0.5 into int64 0, or 1e-50 into float32 0, and make those conditions false.
   Tensor c = cond.detach();
-  if (c.dtype() != a.dtype()) c = cast(1.0 - eq(c, scalar_like(c, 0.0)), a.dtype());
-  return EMBER_DISPATCH_ALL(a.dtype(), "where", [&] {
+  if (c.dtype() != DType::Bool) c = binary_kernel(BinaryOp::Ne, c, scalar_like(c, 0.0));
+  if (a.device() == Device::CUDA) return cuda_kernels::where(c, a, b, shape);
+  return EMBER_DISPATCH_ALL_AND_BOOL(a.dtype(), "where", [&] {
     Tensor out = empty(shape, a.dtype());
     scalar_t* o = out.data<scalar_t>();
-    const scalar_t* pc = static_cast<const scalar_t*>(c.impl()->storage->data());
+    const bool* pc = static_cast<const bool*>(c.impl()->storage->data());
     const scalar_t* pa = static_cast<const scalar_t*>(a.impl()->storage->data());
     const scalar_t* pb = static_cast<const scalar_t*>(b.impl()->storage->data());
     Shape sc = broadcast_strides(c.shape(), c.strides(), shape), sa = broadcast_strides(a.shape(), a.strides(), shape),
@@ -100,7 +148,7 @@ Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b) {
     for_each_row<4>(shape, {&sc, &sa, &sb, &so}, {c.offset(), a.offset(), b.offset(), 0},
                     [&](const std::array<int64_t, 4>& off, int64_t len) {
                       for (int64_t i = 0; i < len; ++i)
-                        o[off[3] + i] = pc[off[0] + i * ic] != scalar_t(0) ? pa[off[1] + i * ia] : pb[off[2] + i * ib];
+                        o[off[3] + i] = pc[off[0] + i * ic] ? pa[off[1] + i * ia] : pb[off[2] + i * ib];
                     });
     return out;
   });
@@ -109,9 +157,9 @@ Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b) {
 Tensor cast_kernel(const Tensor& x, DType dtype) {
   if (x.device() == Device::CUDA) return cuda_kernels::cast(x, dtype);
   check_cpu(x, "cast");
-  return EMBER_DISPATCH_ALL(x.dtype(), "cast", [&] {
+  return EMBER_DISPATCH_ALL_AND_BOOL(x.dtype(), "cast", [&] {
     using In = scalar_t;
-    return EMBER_DISPATCH_ALL(dtype, "cast", [&] {
+    return EMBER_DISPATCH_ALL_AND_BOOL(dtype, "cast", [&] {
       return cpu::unary_loop<In, scalar_t>(x, dtype, [](In v) { return scalar_t(v); });
     });
   });
@@ -122,20 +170,24 @@ struct CastAttrs {
 };
 
 Tensor comparison(BinaryOp op, const Tensor& a, const Tensor& b) {
-  check_pair(binary_name(op), a, b);
-  return binary_kernel(op, a.detach(), b.detach());
+  auto [x, y] = promote_bool(binary_name(op), a, b, /*both_bool=*/true);
+  check_pair(binary_name(op), x, y);
+  return binary_kernel(op, x.detach(), y.detach());
 }
 
 // The share of maximum's (op Gt) or minimum's (op Lt) gradient that goes to the first operand: 1
 // where it wins, 1/2 on a tie (PyTorch's rule: the derivative is the mean of the one-sided ones),
 // 0 where it loses. A constant, as the choice is.
 Tensor first_wins(BinaryOp op, const Tensor& x, const Tensor& y) {
-  return comparison(op, x, y) + 0.5 * comparison(BinaryOp::Eq, x, y);
+  return cast(comparison(op, x, y), x.dtype()) + 0.5 * cast(comparison(BinaryOp::Eq, x, y), x.dtype());
 }
 
 }  // namespace
 
 Tensor scalar_like(const Tensor& x, double v) { return scalar(v, x.dtype(), x.device()); }
+Tensor scalar_operand(const Tensor& x, double v) {
+  return scalar(v, x.dtype() == DType::Bool ? DType::Float32 : x.dtype(), x.device());
+}
 
 namespace {
 struct BinaryPrims {
@@ -230,8 +282,9 @@ const BinaryPrims& prims() {
 }
 
 Tensor apply(const Primitive<>& p, const Tensor& a, const Tensor& b) {
-  check_pair(p.info().node_name, a, b);
-  return p({a, b});
+  auto [x, y] = promote_bool(p.info().node_name, a, b, /*both_bool=*/false);
+  check_pair(p.info().node_name, x, y);
+  return p({x, y});
 }
 }  // namespace
 
@@ -251,8 +304,10 @@ Tensor ge(const Tensor& a, const Tensor& b) { return comparison(BinaryOp::Ge, a,
 Tensor lt(const Tensor& a, const Tensor& b) { return comparison(BinaryOp::Lt, a, b); }
 Tensor le(const Tensor& a, const Tensor& b) { return comparison(BinaryOp::Le, a, b); }
 Tensor eq(const Tensor& a, const Tensor& b) { return comparison(BinaryOp::Eq, a, b); }
+Tensor ne(const Tensor& a, const Tensor& b) { return comparison(BinaryOp::Ne, a, b); }
 
-Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+Tensor where(const Tensor& cond, const Tensor& a_in, const Tensor& b_in) {
+  auto [a, b] = promote_bool("where", a_in, b_in, /*both_bool=*/true);
   check_pair("where", a, b);
   EMBER_CHECK(cond.defined() && cond.device() == a.device(), "where: condition must be defined and on ", a.device());
   broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
@@ -270,8 +325,8 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
 Tensor cast(const Tensor& x, DType dtype) {
   EMBER_CHECK(x.defined(), "cast: input is undefined");
   if (x.dtype() == dtype) return x;
-  // Integer values carry no gradient.
-  if (dtype == DType::Int64 || x.dtype() == DType::Int64) return cast_kernel(x.detach(), dtype);
+  // Integer and bool values carry no gradient.
+  if (!is_floating(dtype) || !is_floating(x.dtype())) return cast_kernel(x.detach(), dtype);
   return prims().cast({x}, CastAttrs{dtype});
 }
 

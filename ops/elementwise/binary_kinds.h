@@ -8,10 +8,11 @@
 
 namespace ember {
 
-enum class BinaryOp { Add, Sub, Mul, Div, Pow, Max, Min, Gt, Ge, Lt, Le, Eq };
+// Gt..Ne are the comparisons: their result is Bool (1 or 0 in T from apply_binary).
+enum class BinaryOp { Add, Sub, Mul, Div, Pow, Max, Min, Gt, Ge, Lt, Le, Eq, Ne };
 
 inline const char* binary_name(BinaryOp op) {
-  static const char* names[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "gt", "ge", "lt", "le", "eq"};
+  static const char* names[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "gt", "ge", "lt", "le", "eq", "ne"};
   return names[int(op)];
 }
 
@@ -33,11 +34,15 @@ EMBER_HD inline T apply_binary(BinaryOp op, T x, T y) {
     case BinaryOp::Lt: return T(x < y);
     case BinaryOp::Le: return T(x <= y);
     case BinaryOp::Eq: return T(x == y);
+    case BinaryOp::Ne: return T(x != y);
   }
   return x;
 }
 
+inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::Gt; }
+
 // Runs op with broadcasting on the operands' device; a fresh contiguous result, not recorded.
+// Comparisons give Bool; the operands share a dtype (Bool included for comparisons).
 Tensor binary_kernel(BinaryOp op, const Tensor& a, const Tensor& b);
 
 }  // namespace ember

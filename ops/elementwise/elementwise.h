@@ -1,5 +1,6 @@
 // Elementwise primitives. Binary ops broadcast as NumPy does; both operands must share dtype and
-// device (a double on either side becomes a 0-d tensor of the other's dtype). Each op's VJP and JVP
+// device (a double on either side becomes a 0-d tensor of the other's dtype), except that a Bool
+// operand takes the other's dtype (framework/dtype.h has the Bool rules). Each op's VJP and JVP
 // live beside its kernel call in unary.cpp / binary.cpp and are written with these same ops, so
 // derivatives of derivatives work.
 #pragma once
@@ -43,35 +44,50 @@ Tensor elu(const Tensor& x, double alpha = 1.0);
 // log(1 + e^(beta x)) / beta, and x where beta x > threshold; stable for any x.
 Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0);
 
-// Comparisons: not differentiable; 1 where true, 0 elsewhere, in the operands' dtype.
+// Comparisons: not differentiable; a Bool tensor, true where the relation holds.
 Tensor gt(const Tensor& a, const Tensor& b);
 Tensor ge(const Tensor& a, const Tensor& b);
 Tensor lt(const Tensor& a, const Tensor& b);
 Tensor le(const Tensor& a, const Tensor& b);
 Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
 
-// where(cond, a, b): a where cond != 0, else b; cond (any dtype) broadcasts with a and b.
+// Logical ops (ops/elementwise/logical.cpp): Bool results, not differentiable; an operand of any
+// dtype counts as true where it is nonzero. Binary ones broadcast.
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor logical_xor(const Tensor& a, const Tensor& b);
+Tensor logical_not(const Tensor& x);
+// 0-d Bool: whether any / every element is nonzero (all of an empty tensor is true, as in PyTorch).
+Tensor any(const Tensor& x);
+Tensor all(const Tensor& x);
+
+// where(cond, a, b): a where cond is true (Bool) or nonzero (other dtypes), else b; cond
+// broadcasts with a and b.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
-// x with `value` where mask != 0.
+// x with `value` where mask is true (or nonzero).
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
 
-Tensor cast(const Tensor& x, DType dtype);  // differentiable between float dtypes
+Tensor cast(const Tensor& x, DType dtype);  // differentiable between float dtypes; to Bool: x != 0
 
 // A 0-d tensor holding v, of x's dtype and device.
 Tensor scalar_like(const Tensor& x, double v);
+// The double side of an operator with x: scalar_like, except float32 beside a Bool x (mask * 0.5 is
+// a float, as in PyTorch, where a Bool 0.5 would be true).
+Tensor scalar_operand(const Tensor& x, double v);
 
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
 inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
 inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
 inline Tensor operator-(const Tensor& a) { return neg(a); }
-inline Tensor operator+(const Tensor& a, double b) { return add(a, scalar_like(a, b)); }
-inline Tensor operator-(const Tensor& a, double b) { return sub(a, scalar_like(a, b)); }
-inline Tensor operator*(const Tensor& a, double b) { return mul(a, scalar_like(a, b)); }
-inline Tensor operator/(const Tensor& a, double b) { return div(a, scalar_like(a, b)); }
-inline Tensor operator+(double a, const Tensor& b) { return add(scalar_like(b, a), b); }
-inline Tensor operator-(double a, const Tensor& b) { return sub(scalar_like(b, a), b); }
-inline Tensor operator*(double a, const Tensor& b) { return mul(scalar_like(b, a), b); }
-inline Tensor operator/(double a, const Tensor& b) { return div(scalar_like(b, a), b); }
+inline Tensor operator+(const Tensor& a, double b) { return add(a, scalar_operand(a, b)); }
+inline Tensor operator-(const Tensor& a, double b) { return sub(a, scalar_operand(a, b)); }
+inline Tensor operator*(const Tensor& a, double b) { return mul(a, scalar_operand(a, b)); }
+inline Tensor operator/(const Tensor& a, double b) { return div(a, scalar_operand(a, b)); }
+inline Tensor operator+(double a, const Tensor& b) { return add(scalar_operand(b, a), b); }
+inline Tensor operator-(double a, const Tensor& b) { return sub(scalar_operand(b, a), b); }
+inline Tensor operator*(double a, const Tensor& b) { return mul(scalar_operand(b, a), b); }
+inline Tensor operator/(double a, const Tensor& b) { return div(scalar_operand(b, a), b); }
 
 }  // namespace ember

@@ -101,7 +101,7 @@ Primitive<UnaryParams> unary_param_primitive(const char* name, unsigned reads, P
 
 // 1 where x > 0, else `below`: a constant (the kink's second derivative is zero almost everywhere).
 Tensor positive_mask(const Tensor& x, double below) {
-  Tensor pos = gt(x.detach(), scalar_like(x, 0.0));
+  Tensor pos = cast(x.detach().gt(0.0), x.dtype());
   return below == 0.0 ? pos : pos + below * (1.0 - pos);
 }
 
@@ -122,7 +122,7 @@ struct UnaryPrims {
       unary_primitive("sigmoid", UnaryOp::Sigmoid, kY, [](const Tensor&, const Tensor& y) { return y * (1.0 - y); });
   // The mask is a constant: relu's second derivative is zero almost everywhere.
   Primitive<> relu = unary_primitive("relu", UnaryOp::Relu, kX,
-                                     [](const Tensor& v, const Tensor&) { return gt(v.detach(), scalar_like(v, 0.0)); });
+                                     [](const Tensor& v, const Tensor&) { return cast(v.detach().gt(0.0), v.dtype()); });
   Primitive<> sqrt = unary_primitive("sqrt", UnaryOp::Sqrt, kY, [](const Tensor&, const Tensor& y) { return 0.5 / y; });
   Primitive<> erf = unary_primitive("erf", UnaryOp::Erf, kX,
                                     [](const Tensor& v, const Tensor&) { return kTwoOverSqrtPi * ember::exp(-(v * v)); });
@@ -142,7 +142,7 @@ struct UnaryPrims {
   // does for scalar bounds (measured against the peer venv; older releases passed it on the bounds).
   Primitive<UnaryParams> clamp = unary_param_primitive("clamp", kX, [](const Tensor& v, const Tensor&, const UnaryParams& p) {
     Tensor x = v.detach();
-    return gt(x, scalar_like(x, p.a)) * lt(x, scalar_like(x, p.b));
+    return cast(logical_and(x.gt(p.a), x.lt(p.b)), x.dtype());
   });
   Primitive<UnaryParams> leaky_relu = unary_param_primitive(
       "leaky_relu", kX, [](const Tensor& v, const Tensor&, const UnaryParams& p) { return positive_mask(v, p.a); });
@@ -153,7 +153,7 @@ struct UnaryPrims {
   });
   // d/dx log(1 + e^(a x)) / a = sigmoid(a x); 1 above the threshold, where the forward is x.
   Primitive<UnaryParams> softplus = unary_param_primitive("softplus", kX, [](const Tensor& v, const Tensor&, const UnaryParams& p) {
-    Tensor linear = gt(p.a * v.detach(), scalar_like(v, p.b));
+    Tensor linear = cast((p.a * v.detach()).gt(p.b), v.dtype());
     return linear + (1.0 - linear) * ember::sigmoid(p.a * v);
   });
   Primitive<> square = unary_primitive("square", UnaryOp::Square, kX, [](const Tensor& v, const Tensor&) { return 2.0 * v; });

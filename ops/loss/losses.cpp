@@ -70,7 +70,7 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
   for (int64_t i = 0; i < t.numel(); ++i)
     EMBER_CHECK(ti[i] == ignore_index || (ti[i] >= 0 && ti[i] < classes), "nll_loss: target ", ti[i],
                 " is out of range for ", classes, " classes (input shape ", to_string(log_probs.shape()), ")");
-  Tensor keep = cast(1 - ignored, lp.dtype());
+  Tensor keep = cast(logical_not(ignored), lp.dtype());
   Tensor per = -(gather(lp, 1, safe) * keep).reshape({lp.size(0)});
   if (log_probs.dim() == 1) per = per.reshape({});
   if (reduction == Reduction::Mean) return sum(per) / sum(keep);  // all ignored: 0/0 = NaN, as PyTorch
@@ -116,7 +116,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
   Tensor lsm = log_softmax(logits.reshape({n, classes}), -1);
   Tensor t = targets.reshape({n});
   Tensor nll = nll_loss(lsm, t, Reduction::None, o.ignore_index);
-  Tensor keep = cast(1 - eq(t.detach(), full({}, double(o.ignore_index), DType::Int64)), lsm.dtype());
+  Tensor keep = cast(ne(t.detach(), full({}, double(o.ignore_index), DType::Int64)), lsm.dtype());
   Tensor per = nll;
   if (o.label_smoothing > 0) {
     // The uniform part of the target: -(1/C) sum_c log p_c, on the kept rows only.

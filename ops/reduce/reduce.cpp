@@ -142,7 +142,7 @@ Tensor max_values(const Tensor& x, const ReduceAttrs& a) {
 Tensor max_share(const Tensor& x, const Tensor& ans, const ReduceAttrs& a) {
   int64_t d = a.dims[0];
   Tensor m = a.keepdim ? ans : ans.unsqueeze(d);
-  Tensor mask = eq(x.detach(), m.detach().expand(x.shape()));
+  Tensor mask = cast(eq(x.detach(), m.detach().expand(x.shape())), x.dtype());
   return mask / sum(mask, {d}, true);
 }
 
@@ -244,6 +244,8 @@ void declare_reduce_ops() { prims(); }
 
 Tensor sum(const Tensor& x, const Shape& dims_in, bool keepdim) {
   EMBER_CHECK(x.defined(), "sum: input is undefined");
+  // Summing a mask counts its true elements, as in PyTorch (a Bool sum would saturate at true).
+  if (x.dtype() == DType::Bool) return sum(cast(x, DType::Int64), dims_in, keepdim);
   return prims().sum({x}, ReduceAttrs{normalize_dims(dims_in, x.dim(), "sum"), keepdim});
 }
 

@@ -178,7 +178,7 @@ Tensor nonzero(const Tensor& x) {
   Tensor xc = x.contiguous();
   std::vector<int64_t> coords;
   int64_t nd = x.dim(), count = 0;
-  EMBER_DISPATCH_ALL(x.dtype(), "nonzero", [&] {
+  EMBER_DISPATCH_ALL_AND_BOOL(x.dtype(), "nonzero", [&] {
     const scalar_t* p = xc.data<scalar_t>();
     for (int64_t i = 0; i < xc.numel(); ++i) {
       if (p[i] == scalar_t(0)) continue;

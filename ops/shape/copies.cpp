@@ -20,7 +20,7 @@ void copy_strided(const Tensor& dst, const Tensor& src) {
     std::memcpy(dst.raw_data(), src.raw_data(), size_t(src.numel()) * itemsize(src.dtype()));
     return;
   }
-  EMBER_DISPATCH_ALL(src.dtype(), "copy", [&] {
+  EMBER_DISPATCH_ALL_AND_BOOL(src.dtype(), "copy", [&] {
     scalar_t* o = static_cast<scalar_t*>(dst.impl()->storage->data());
     const scalar_t* in = static_cast<const scalar_t*>(src.impl()->storage->data());
     int64_t so = dst.dim() ? dst.strides().back() : 1, si = src.dim() ? src.strides().back() : 1;

@@ -10,7 +10,8 @@ from ._ember import (  # noqa: F401  (the public C++ surface, re-exported)
     Error, DType, Device, Tensor, VjpFunction, GradcheckResult,
     zeros, ones, empty, full, zeros_like, ones_like, full_like, scalar, arange,
     manual_seed, rand, randn, uniform, randint, memory_stats,
-    add, sub, mul, div, pow, maximum, minimum, gt, ge, lt, le, eq, where, masked_fill, cast,
+    add, sub, mul, div, pow, maximum, minimum, gt, ge, lt, le, eq, ne, where, masked_fill, cast,
+    logical_and, logical_or, logical_xor, logical_not, any, all,
     neg, exp, log, sin, cos, tanh, sigmoid, relu, gelu, sqrt, erf, abs, square,
     sign, log1p, expm1, silu, clamp, leaky_relu, elu, softplus,
     sum, mean, max, argmax, min, argmin, prod, var, std, norm, sum_to, cumsum, cumsum_reverse,
@@ -40,6 +41,7 @@ scalar = _with_device_names(scalar, 2)
 float32 = DType.float32
 float64 = DType.float64
 int64 = DType.int64
+bool = DType.bool  # noqa: A001  (ember.bool, as torch.bool; the builtin is not used below)
 cpu = Device.cpu
 
 # Primitives of the op table that have no Python function of their own, and why. test_ops.py

@@ -9,9 +9,10 @@ from . import _ember
 from . import cuda as _cuda
 from ._ember import Tensor, DType, Device
 
-_TO_NUMPY = {DType.float32: np.float32, DType.float64: np.float64, DType.int64: np.int64}
+_TO_NUMPY = {DType.float32: np.float32, DType.float64: np.float64, DType.int64: np.int64,
+             DType.bool: np.bool_}
 _FROM_NUMPY = {np.dtype(np.float32): DType.float32, np.dtype(np.float64): DType.float64,
-               np.dtype(np.int64): DType.int64}
+               np.dtype(np.int64): DType.int64, np.dtype(np.bool_): DType.bool}
 
 
 def _ember_dtype_for(a, dtype):
@@ -240,7 +241,7 @@ Tensor.tolist = _tolist
 
 
 _cpp_to = Tensor.to
-_NAMED = {"float32": DType.float32, "float64": DType.float64, "int64": DType.int64}
+_NAMED = {"float32": DType.float32, "float64": DType.float64, "int64": DType.int64, "bool": DType.bool}
 
 
 def _to(self, target):

@@ -76,6 +76,13 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   b.fm("lt", [](T a, T x) { return lt(a, x); }, arg("a"), arg("b"));
   b.fm("le", [](T a, T x) { return le(a, x); }, arg("a"), arg("b"));
   b.fm("eq", [](T a, T x) { return eq(a, x); }, arg("a"), arg("b"));
+  b.fm("ne", [](T a, T x) { return ne(a, x); }, arg("a"), arg("b"));
+  b.fm("logical_and", [](T a, T x) { return logical_and(a, x); }, arg("a"), arg("b"));
+  b.fm("logical_or", [](T a, T x) { return logical_or(a, x); }, arg("a"), arg("b"));
+  b.fm("logical_xor", [](T a, T x) { return logical_xor(a, x); }, arg("a"), arg("b"));
+  b.fm("logical_not", [](T x) { return logical_not(x); }, arg("x"));
+  b.fm("any", [](T x) { return any(x); }, arg("x"));
+  b.fm("all", [](T x) { return all(x); }, arg("x"));
   b.fn("where", [](T c, T a, T x) { return where(c, a, x); }, arg("cond"), arg("a"), arg("b"));
   b.fm("masked_fill", [](T x, T mask, double v) { return masked_fill(x, mask, v); }, arg("x"), arg("mask"), arg("value"));
   b.fm("cast", [](T x, DType d) { return cast(x, d); }, arg("x"), arg("dtype"));

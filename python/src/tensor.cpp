@@ -32,6 +32,7 @@ nb::dlpack::dtype dl_dtype(DType t) {
     case DType::Float32: return nb::dtype<float>();
     case DType::Float64: return nb::dtype<double>();
     case DType::Int64: return nb::dtype<int64_t>();
+    case DType::Bool: return nb::dtype<bool>();
   }
   throw Error("numpy: unknown dtype");
 }
@@ -40,8 +41,9 @@ DType ember_dtype(nb::dlpack::dtype d) {
   if (d == nb::dtype<float>()) return DType::Float32;
   if (d == nb::dtype<double>()) return DType::Float64;
   if (d == nb::dtype<int64_t>()) return DType::Int64;
+  if (d == nb::dtype<bool>()) return DType::Bool;
   throw Error("from_numpy: unsupported element type (code " + std::to_string(int(d.code)) + ", " +
-              std::to_string(int(d.bits)) + " bits); expected float32, float64 or int64");
+              std::to_string(int(d.bits)) + " bits); expected float32, float64, int64 or bool");
 }
 
 using CpuArray = nb::ndarray<nb::device::cpu>;
@@ -151,6 +153,7 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
       .value("float32", DType::Float32)
       .value("float64", DType::Float64)
       .value("int64", DType::Int64)
+      .value("bool", DType::Bool)
       .def_prop_ro("itemsize", [](DType t) { return itemsize(t); })
       .def_prop_ro("is_floating_point", [](DType t) { return is_floating(t); });
   nb::enum_<Device>(m, "Device").value("cpu", Device::CPU).value("cuda", Device::CUDA);
@@ -249,7 +252,11 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
       .def("__lt__", [](const Tensor& a, const Tensor& b) { return lt(a, b); }, nb::is_operator())
       .def("__lt__", [](const Tensor& a, double b) { return lt(a, scalar_like(a, b)); }, nb::is_operator())
       .def("__le__", [](const Tensor& a, const Tensor& b) { return le(a, b); }, nb::is_operator())
-      .def("__le__", [](const Tensor& a, double b) { return le(a, scalar_like(a, b)); }, nb::is_operator());
+      .def("__le__", [](const Tensor& a, double b) { return le(a, scalar_like(a, b)); }, nb::is_operator())
+      .def("__and__", [](const Tensor& a, const Tensor& b) { return logical_and(a, b); }, nb::is_operator())
+      .def("__or__", [](const Tensor& a, const Tensor& b) { return logical_or(a, b); }, nb::is_operator())
+      .def("__xor__", [](const Tensor& a, const Tensor& b) { return logical_xor(a, b); }, nb::is_operator())
+      .def("__invert__", [](const Tensor& a) { return logical_not(a); });
 
   // factories
   m.def("zeros", &zeros, nb::arg("shape"), nb::arg("dtype") = DType::Float32, nb::arg("device") = Device::CPU);

@@ -73,8 +73,8 @@ TEST(CudaOps, WhereCastAndCopyMatchCpu) {
   Tensor ci = c.to(DType::Int64);
   EXPECT_TRUE(all_close(cpu(where(gpu(ci), gpu(a), gpu(b))), where(ci, a, b), 0, 0));
   EXPECT_TRUE(all_close(cpu(masked_fill(gpu(a), gpu(c), -7.0)), masked_fill(a, c, -7.0), 0, 0));
-  for (DType from : {DType::Float32, DType::Float64, DType::Int64})
-    for (DType to : {DType::Float32, DType::Float64, DType::Int64}) {
+  for (DType from : {DType::Float32, DType::Float64, DType::Int64, DType::Bool})
+    for (DType to : {DType::Float32, DType::Float64, DType::Int64, DType::Bool}) {
       Tensor x = (random({6, 7}, 34) * 10.0).to(from).t();
       EXPECT_TRUE(all_close(cpu(gpu(x).to(to)), x.to(to), 0, 0)) << from << " -> " << to;
     }
@@ -82,6 +82,26 @@ TEST(CudaOps, WhereCastAndCopyMatchCpu) {
   Tensor v = gpu(big).permute({4, 2, 0, 3, 1}).slice(1, 1, 4, 2);
   EXPECT_TRUE(all_close(cpu(v.contiguous()), big.permute({4, 2, 0, 3, 1}).slice(1, 1, 4, 2), 0, 0));
   EXPECT_TRUE(all_close(cpu(concat({gpu(a), gpu(a) * 2.0}, 1)), concat({a, a * 2.0}, 1), 0, 0));
+}
+
+TEST(CudaOps, BoolMasksMatchCpu) {
+  EMBER_SKIP_WITHOUT_GPU();
+  Tensor x = random({4, 6}, 36), y = random({6}, 37);
+  Tensor p = gt(x, zeros({}, DType::Float64)), q = lt(y, zeros({}, DType::Float64));
+  Tensor gp = gt(gpu(x), gpu(zeros({}, DType::Float64))), gq = gpu(q);
+  EXPECT_EQ(gp.dtype(), DType::Bool);
+  EXPECT_TRUE(all_close(cpu(gp), p, 0, 0));
+  EXPECT_TRUE(all_close(cpu(ne(gp, gq)), ne(p, q), 0, 0));  // Bool operands on the GPU
+  EXPECT_TRUE(all_close(cpu(logical_and(gp, gq)), logical_and(p, q), 0, 0));
+  EXPECT_TRUE(all_close(cpu(logical_or(gp.t().contiguous().t(), gq)), logical_or(p, q), 0, 0));
+  EXPECT_TRUE(all_close(cpu(logical_xor(gp, gq)), logical_xor(p, q), 0, 0));
+  EXPECT_TRUE(all_close(cpu(logical_not(gp)), logical_not(p), 0, 0));
+  EXPECT_TRUE(all_close(cpu(gpu(x) * gp), x * p, 0, 0));  // promotion
+  EXPECT_TRUE(all_close(cpu(sum(gp)), sum(p), 0, 0));
+  EXPECT_EQ(cpu(any(gp)).item(), any(p).item());
+  EXPECT_EQ(cpu(all(gq)).item(), all(q).item());
+  EXPECT_TRUE(all_close(cpu(where(gp, gpu(x), gpu(y))), where(p, x, y), 0, 0));
+  EXPECT_TRUE(all_close(cpu(zeros({3}, DType::Bool, Device::CUDA)), zeros({3}, DType::Bool), 0, 0));
 }
 
 TEST(CudaOps, ReductionsMatchCpu) {

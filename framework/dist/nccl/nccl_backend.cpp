@@ -40,6 +40,7 @@ ncclDataType_t nccl_type(DType t) {
     case DType::Float32: return ncclFloat32;
     case DType::Float64: return ncclFloat64;
     case DType::Int64: return ncclInt64;
+    case DType::Bool: throw Error("dist (nccl): bool tensors are not communicated; convert with .to(DType::Int64)");
   }
   throw Error("dist (nccl): unknown dtype");
 }

@@ -104,6 +104,7 @@ Tensor binary_typed(BinaryOp op, const Tensor& a, const Tensor& b, const Shape& 
   case BinaryOp::K: return binary_launch<T, BinaryOp::K>(a, b, shape);
     EMBER_CASE(Add) EMBER_CASE(Sub) EMBER_CASE(Mul) EMBER_CASE(Div) EMBER_CASE(Pow) EMBER_CASE(Max)
     EMBER_CASE(Min) EMBER_CASE(Gt) EMBER_CASE(Ge) EMBER_CASE(Lt) EMBER_CASE(Le) EMBER_CASE(Eq)
+    EMBER_CASE(Ne)
 #undef EMBER_CASE
   }
   throw Error("binary op: unknown kind");
@@ -150,9 +151,9 @@ Tensor cast(const Tensor& x, DType dtype) {
   int64_t n = x.numel();
   if (n == 0) return out;
   auto calc = make_offset_calc<1>(x.shape(), {x.strides()}, {x.offset()}, "cast");
-  EMBER_DISPATCH_ALL(x.dtype(), "cast", [&] {
+  EMBER_DISPATCH_ALL_AND_BOOL(x.dtype(), "cast", [&] {
     using In = scalar_t;
-    EMBER_DISPATCH_ALL(dtype, "cast", [&] {
+    EMBER_DISPATCH_ALL_AND_BOOL(dtype, "cast", [&] {
       cast_strided<In, scalar_t><<<blocks_for(n), kThreads>>>(base_ptr<In>(x), out.data<scalar_t>(), n, calc);
     });
   });
@@ -173,7 +174,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, const Shape& 
                                    broadcast_strides(a.shape(), a.strides(), shape),
                                    broadcast_strides(b.shape(), b.strides(), shape)},
                                   {c.offset(), a.offset(), b.offset()}, "where");
-  EMBER_DISPATCH_ALL(a.dtype(), "where", [&] {
+  EMBER_DISPATCH_ALL_AND_BOOL(a.dtype(), "where", [&] {
     where_strided<scalar_t><<<blocks_for(n), kThreads>>>(base_ptr<scalar_t>(c), base_ptr<scalar_t>(a),
                                                          base_ptr<scalar_t>(b), out.data<scalar_t>(), n, calc);
   });

@@ -36,7 +36,7 @@ void fill(const Tensor& dst, double value) {
   int64_t n = dst.numel();
   if (n == 0) return;
   auto calc = make_offset_calc<1>(dst.shape(), {dst.strides()}, {dst.offset()}, "fill_");
-  EMBER_DISPATCH_ALL(dst.dtype(), "fill_", [&] {
+  EMBER_DISPATCH_ALL_AND_BOOL(dst.dtype(), "fill_", [&] {
     fill_kernel<scalar_t><<<blocks_for(n), kThreads>>>(static_cast<scalar_t*>(dst.impl()->storage->data()),
                                                        scalar_t(value), n, calc);
   });
@@ -54,7 +54,7 @@ void copy_strided(const Tensor& dst, const Tensor& src) {
     return;
   }
   auto calc = make_offset_calc<2>(src.shape(), {dst.strides(), src.strides()}, {dst.offset(), src.offset()}, "copy");
-  EMBER_DISPATCH_ALL(src.dtype(), "copy", [&] {
+  EMBER_DISPATCH_ALL_AND_BOOL(src.dtype(), "copy", [&] {
     copy_kernel<scalar_t><<<blocks_for(n), kThreads>>>(static_cast<scalar_t*>(dst.impl()->storage->data()),
                                                        static_cast<const scalar_t*>(src.impl()->storage->data()), n, calc);
   });

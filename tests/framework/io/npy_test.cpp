@@ -18,6 +18,28 @@ TEST(Npy, RoundTripsEveryDtypeAndLayout) {
   Tensor i = randint({2, 2, 2}, -5, 5);
   save_npy(path, i);
   EXPECT_EQ(load_npy(path).to_vector<int64_t>(), i.to_vector<int64_t>());
+  Tensor m = from_vector(std::vector<bool>{true, false, true, true, false, false}, {2, 3});
+  save_npy(path, m.t());
+  Tensor back = load_npy(path);
+  EXPECT_EQ(back.dtype(), DType::Bool);
+  EXPECT_EQ(back.shape(), (Shape{3, 2}));
+  EXPECT_EQ(back.to_vector<bool>(), m.t().contiguous().to_vector<bool>());
+  std::remove(path.c_str());
+}
+
+TEST(Npy, BoolIsPipeB1AndAnyNonzeroByteIsTrue) {
+  std::string path = ::testing::TempDir() + "/ember_npy_bool.npy";
+  save_npy(path, from_vector(std::vector<bool>{true, false, true}));
+  std::string bytes;
+  {
+    std::ifstream f(path, std::ios::binary);
+    bytes.assign((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  }
+  EXPECT_NE(bytes.find("'descr': '|b1'"), std::string::npos);
+  bytes[bytes.size() - 1] = char(9);  // NumPy writes 1, but any nonzero byte means true
+  Tensor t = parse_npy(bytes, path);
+  EXPECT_EQ(t.to_vector<bool>(), (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(static_cast<const uint8_t*>(t.raw_data())[2], 1);
   std::remove(path.c_str());
 }
 

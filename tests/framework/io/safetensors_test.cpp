@@ -43,6 +43,7 @@ NamedTensors sample_tensors() {
           {"scale", full({}, 2.5, DType::Float64)},
           {"ids", from_vector(std::vector<int64_t>{5, -1, 1LL << 40}, {3})},
           {"empty", zeros({0, 7})},
+          {"mask", from_vector(std::vector<bool>{true, false, false, true, true}, {5})},
           {"transposed", randn({4, 2}, DType::Float64, &g).t()}};  // written as its logical values
 }
 
@@ -90,6 +91,28 @@ TEST(Safetensors, ReadsHandWrittenFilesIncludingHalfPrecision) {
   EXPECT_EQ(st.tensors[1].second.to_vector<double>(), (std::vector<double>{1.0, -0.5}));
   EXPECT_EQ(st.tensors[2].second.item(), 0.125);
   EXPECT_EQ(st.metadata.at("k"), "v");
+}
+
+TEST(Safetensors, BoolIsOneBytePerElementAndAnyNonzeroByteIsTrue) {
+  std::string header = R"({"m":{"dtype":"BOOL","shape":[2,2],"data_offsets":[0,4]}})";
+  io::Safetensors st = io::parse_safetensors(make_file(header, {0, 1, 7, 0}));
+  ASSERT_EQ(st.tensors.size(), 1u);
+  EXPECT_EQ(st.tensors[0].second.dtype(), DType::Bool);
+  EXPECT_EQ(st.tensors[0].second.to_vector<bool>(), (std::vector<bool>{false, true, true, false}));
+  // Stored bools are exactly 0 or 1, so that a byte copy of them is a valid C++ bool again.
+  EXPECT_EQ(static_cast<const uint8_t*>(st.tensors[0].second.raw_data())[2], 1);
+  std::string path = temp_path("bool.safetensors");
+  {
+    std::vector<uint8_t> bytes = make_file(header, {0, 1, 7, 0});
+    std::ofstream f(path, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  }
+  Tensor m = io::load_safetensors(path).tensors.at(0).second;
+  EXPECT_EQ(static_cast<const uint8_t*>(m.raw_data())[2], 1);
+  EXPECT_EQ(m.to_vector<bool>(), (std::vector<bool>{false, true, true, false}));
+  std::remove(path.c_str());
+  std::vector<uint8_t> written = io::serialize_safetensors({{"m", st.tensors[0].second}});
+  EXPECT_NE(std::string(written.begin(), written.end()).find(R"("dtype":"BOOL")"), std::string::npos);
 }
 
 TEST(Safetensors, RejectsInconsistentHeaders) {

@@ -186,3 +186,43 @@ TEST(Binary, MaximumAndMinimumPropagateNaN) {
     }
   }
 }
+
+// A Bool operand takes the other operand's dtype (true = 1), so masks multiply data directly.
+TEST(Binary, BoolOperandTakesTheOtherDtype) {
+  Tensor x = random({3, 4}, 60), y = random({4}, 61);
+  Tensor mask = gt(y, zeros({}, DType::Float64));  // broadcasts against x
+  Tensor mf = mask.to(DType::Float64);
+  for (const BinaryCase& c : cases()) {
+    if (c.positive_a || c.positive_b) continue;  // pow / div want values away from 0
+    Tensor r = c.op(x, mask), l = c.op(mask, x);
+    EXPECT_EQ(r.dtype(), DType::Float64) << c.name;
+    EXPECT_TRUE(all_close(r, c.op(x, mf), 0, 0)) << c.name;
+    EXPECT_TRUE(all_close(l, c.op(mf, x), 0, 0)) << c.name;
+  }
+  Tensor xi = randint({3, 4}, -5, 5);
+  EXPECT_EQ((xi * mask).dtype(), DType::Int64);
+  EXPECT_TRUE(all_close(xi * mask, xi * mask.to(DType::Int64), 0, 0));
+  // The gradient flows to the numeric operand only, masked.
+  Tensor gx = grad([&](const Tensor& v) { return sum(v * mask); })(x);
+  EXPECT_TRUE(all_close(gx, mf.expand({3, 4}), 0, 0));
+  // A double beside a Bool tensor gives float32 (as PyTorch's default dtype), not a Bool 0.5.
+  Tensor half = mask * 0.5, inv = 1.0 - mask;
+  EXPECT_EQ(half.dtype(), DType::Float32);
+  EXPECT_EQ(inv.dtype(), DType::Float32);
+  for (int64_t j = 0; j < 4; ++j) {
+    EXPECT_EQ(half.at({j}), y.at({j}) > 0 ? 0.5 : 0.0);
+    EXPECT_EQ(inv.at({j}), y.at({j}) > 0 ? 0.0 : 1.0);
+  }
+}
+
+TEST(Binary, ArithmeticOnTwoBoolsIsAnErrorNamingTheOp) {
+  Tensor p = gt(random({4}, 62), zeros({}, DType::Float64)), q = lt(random({4}, 63), zeros({}, DType::Float64));
+  EXPECT_EMBER_ERROR(add(p, q), "add: both operands are bool");
+  EXPECT_EMBER_ERROR(p * q, "mul: both operands are bool");
+  EXPECT_EMBER_ERROR(sub(p, q), "logical_xor");
+  EXPECT_EMBER_ERROR(maximum(p, q), "maximum: both operands are bool");
+  EXPECT_EMBER_ERROR(pow(p, 2.0), "pow: both operands are bool");
+  EXPECT_EMBER_ERROR(exp(p), "exp: expected a float32 or float64 tensor, got bool");
+  EXPECT_EMBER_ERROR(mean(p), "mean");
+  EXPECT_EMBER_ERROR(max(p), "max: expected a numeric dtype (float32, float64 or int64), got bool");
+}

@@ -17,6 +17,7 @@ TEST(Compare, ValuesDtypesAndBroadcasting) {
       {"lt", [](const Tensor& a, const Tensor& b) { return lt(a, b); }, [](double x, double y) { return x < y; }},
       {"le", [](const Tensor& a, const Tensor& b) { return le(a, b); }, [](double x, double y) { return x <= y; }},
       {"eq", [](const Tensor& a, const Tensor& b) { return eq(a, b); }, [](double x, double y) { return x == y; }},
+      {"ne", [](const Tensor& a, const Tensor& b) { return ne(a, b); }, [](double x, double y) { return x != y; }},
   };
   // Small integers make ties common, so ge/le/eq are exercised on equal values.
   Generator g(1);
@@ -25,7 +26,7 @@ TEST(Compare, ValuesDtypesAndBroadcasting) {
     for (DType dt : {DType::Int64, DType::Float32, DType::Float64}) {
       Tensor x = a.to(dt), y = b.to(dt);
       Tensor r = c.op(x, y);
-      EXPECT_EQ(r.dtype(), dt) << c.name;
+      EXPECT_EQ(r.dtype(), DType::Bool) << c.name;
       EXPECT_TRUE(all_close(r.to(DType::Float64), ref_binary(a.to(DType::Float64), b.to(DType::Float64), [&](double p, double q) {
         return c.ref(p, q) ? 1.0 : 0.0;
       }))) << c.name << " " << dt;
@@ -34,12 +35,26 @@ TEST(Compare, ValuesDtypesAndBroadcasting) {
       EXPECT_EMBER_ERROR(c.op(x, random({5}, 1)), std::string(c.name) + ":");
       EXPECT_EMBER_ERROR(c.op(a, random({2, 4}, 1)), std::string(c.name) + ": dtype mismatch");
     }
+  // Bool operands: both Bool compare as false < true; one Bool beside numbers compares as 0 / 1.
+  Tensor p = gt(a, zeros({}, DType::Int64)), q = ge(b, zeros({}, DType::Int64));
+  for (const C& c : cs) {
+    Tensor r = c.op(p, q);
+    EXPECT_EQ(r.dtype(), DType::Bool) << c.name;
+    EXPECT_TRUE(all_close(r, ref_binary(p.to(DType::Float64), q.to(DType::Float64), [&](double u, double v) {
+      return c.ref(u, v) ? 1.0 : 0.0;
+    }))) << c.name << " bool";
+    Tensor y = b.to(DType::Float64);
+    EXPECT_TRUE(all_close(c.op(p, y), ref_binary(p.to(DType::Float64), y, [&](double u, double v) {
+      return c.ref(u, v) ? 1.0 : 0.0;
+    }))) << c.name << " bool vs float64";
+  }
 }
 
 TEST(Compare, IsAConstantUnderAutodiff) {
   Tensor x = random({4}, 4);
   auto [y, vjp] = make_vjp([](const Tensor& v) { return gt(v, scalar_like(v, 0.0)) * v; }, x);
   EXPECT_TRUE(all_close(vjp(ones({4}, DType::Float64)), gt(x, scalar_like(x, 0.0))));
+  EXPECT_EQ(vjp(ones({4}, DType::Float64)).dtype(), DType::Float64);  // the Bool factor took v's dtype
   EXPECT_FALSE(gt(x, x).is_traced());
 }
 
@@ -65,6 +80,29 @@ TEST(Where, ValuesWithBroadcastingAndAnyConditionDtype) {
   EXPECT_EQ(where(half, arange(2), full({2}, -1, DType::Int64)).to_vector<int64_t>(), (std::vector<int64_t>{0, 1}));
   Tensor tiny = from_vector(std::vector<double>{1e-50, 0.0});  // underflows to 0 in float32
   EXPECT_EQ(where(tiny, ones({2}), zeros({2})).to_vector<float>(), (std::vector<float>{1, 0}));
+}
+
+TEST(Where, TakesABoolMask) {
+  Tensor a = random({3, 1, 4}, 40), b = random({2, 4}, 41);
+  Tensor mask = gt(random({3, 2, 1}, 42), zeros({}, DType::Float64));
+  ASSERT_EQ(mask.dtype(), DType::Bool);
+  Tensor y = where(mask, a, b);
+  Tensor ref = ref_tensor({3, 2, 4}, [&](const Shape& i) {
+    return mask.at({i[0], i[1], 0}) != 0 ? a.at({i[0], 0, i[2]}) : b.at({i[1], i[2]});
+  });
+  EXPECT_TRUE(all_close(y, ref, 0, 0));
+  // A transposed mask, Bool data (stays Bool) and Bool beside float data (takes the float dtype).
+  Tensor mt = gt(random({4, 3}, 43), zeros({}, DType::Float64)).t();
+  Tensor p = lt(random({3, 4}, 44), zeros({}, DType::Float64)), q = ge(random({3, 4}, 45), zeros({}, DType::Float64));
+  Tensor wb = where(mt, p, q);
+  EXPECT_EQ(wb.dtype(), DType::Bool);
+  for_each_index({3, 4}, [&](const Shape& i) { EXPECT_EQ(wb.at(i), mt.at(i) != 0 ? p.at(i) : q.at(i)); });
+  Tensor wf = where(mt, p, b.slice(0, 0, 1).expand({3, 4}));
+  EXPECT_EQ(wf.dtype(), DType::Float64);
+  for_each_index({3, 4}, [&](const Shape& i) { EXPECT_EQ(wf.at(i), mt.at(i) != 0 ? p.at(i) : b.at({0, i[1]})); });
+  EXPECT_TRUE(grad_ok([&](const std::vector<Tensor>& in) { return where(mask, in[0], in[1]); }, {a, b}));
+  Tensor m = masked_fill(a.expand({3, 2, 4}), mask, -5.0);
+  for_each_index({3, 2, 4}, [&](const Shape& i) { EXPECT_EQ(m.at(i), mask.at({i[0], i[1], 0}) ? -5.0 : a.at({i[0], 0, i[2]})); });
 }
 
 TEST(Where, Gradcheck) {
@@ -127,6 +165,28 @@ TEST(Cast, BetweenFloatTypesAndInt64) {
   Tensor tf = cast(t, DType::Float32);
   for_each_index({3, 5}, [&](const Shape& i) { EXPECT_EQ(tf.at(i), double(float(t.at(i)))); });
   EXPECT_EQ(cast(x, DType::Float64).impl(), x.impl());
+}
+
+TEST(Cast, ToAndFromBool) {
+  Tensor x = from_vector(std::vector<double>{0.0, -2.5, 1e-50, 0.5, -0.0, std::nan("")});
+  // Nonzero is true (NaN too, as in PyTorch); a float32 1e-50 would already be 0, float64 is not.
+  EXPECT_EQ(cast(x, DType::Bool).to_vector<bool>(), (std::vector<bool>{false, true, true, true, false, true}));
+  EXPECT_EQ(x.to(DType::Bool).dtype(), DType::Bool);
+  EXPECT_EQ(cast(from_vector(std::vector<int64_t>{0, 3, -1}), DType::Bool).to_vector<bool>(),
+            (std::vector<bool>{false, true, true}));
+  Tensor m = from_vector(std::vector<bool>{true, false, true}, {3});
+  EXPECT_EQ(cast(m, DType::Float32).to_vector<float>(), (std::vector<float>{1, 0, 1}));
+  EXPECT_EQ(cast(m, DType::Float64).to_vector<double>(), (std::vector<double>{1, 0, 1}));
+  EXPECT_EQ(cast(m, DType::Int64).to_vector<int64_t>(), (std::vector<int64_t>{1, 0, 1}));
+  EXPECT_EQ(cast(m, DType::Bool).impl(), m.impl());
+  // Non-contiguous Bool input.
+  Tensor mt = gt(transposed_random({3, 5}, 28), zeros({}, DType::Float64));
+  Tensor mf = cast(mt, DType::Float32);
+  for_each_index({3, 5}, [&](const Shape& i) { EXPECT_EQ(mf.at(i), mt.at(i)); });
+  // No gradient through a Bool cast.
+  EXPECT_TRUE(all_close(grad([](const Tensor& v) { return sum(cast(cast(v, DType::Bool), DType::Float64) * v); })(
+                            from_vector(std::vector<double>{0.0, 2.5})),
+                        from_vector(std::vector<double>{0, 1})));
 }
 
 TEST(Cast, IsDifferentiableBetweenFloatTypes) {
