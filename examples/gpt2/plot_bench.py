@@ -57,7 +57,7 @@ def plot_per_step(ax, runs):
     ax.set_xlabel("position: tokens in the context at that step (prompt %d; hollow markers: the prompt's pass)"
                   % runs["ember"]["prompt_len"])
     ax.set_ylabel("seconds per step")
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=8, loc="best")  # the curves fill different corners depending on the lengths run
 
 
 def main():
