@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs `gpt2 bench` and its PyTorch eager peer on the same shapes in one command and prints the
-# tokens/s ratio per row, then plots time against length into OUTDIR/bench.png.
+# Runs `gpt2 bench` and its PyTorch eager peer (nanoGPT's model, bench_torch.py) on the same shapes
+# in one command and prints the tokens/s ratio per row, then plots time against length into
+# OUTDIR/bench.png and the latency of each step against its position into OUTDIR/per_step.png.
 # Usage: examples/gpt2/bench_vs_torch.sh [OUTDIR] [extra bench flags...]
 # (EMBER_BIN=DIR picks another build's bin folder.)
 set -euo pipefail
@@ -28,3 +29,4 @@ for a, b in zip(e["rows"], t["rows"]):
           f"{a['tokens_per_s'] / b['tokens_per_s']:>13.2f}")
 PY
 /usr/bin/python3 "$here/plot_bench.py" "$out" --out "$out/bench.png"
+/usr/bin/python3 "$here/plot_bench.py" "$out" --per-step --out "$out/per_step.png"

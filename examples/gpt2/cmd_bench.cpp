@@ -5,14 +5,17 @@
 #include <iomanip>
 #include <iostream>
 #include <limits>
+#include <numeric>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "commands.h"
 #include "examples/common/bench.h"
 #include "examples/common/cli_flags.h"
+#include "examples/common/progress_bar.h"
 #include "framework/autograd/trace.h"
 #include "framework/parallel.h"
+#include "framework/storage.h"
 #include "models/gpt2/checkpoint.h"
 #include "models/gpt2/generate.h"
 
@@ -38,13 +41,17 @@ std::string cpu_model() {
 int bench(int argc, char** argv) {
   cxxopts::Options o("gpt2 bench",
                      "Prefill time and generation speed of GPT-2 with and without the KV cache (random weights at the "
-                     "shapes of --config unless --model is given). Greedy decoding; median of --repeats runs.");
+                     "shapes of --config unless --model is given). Greedy decoding; median of --repeats runs. "
+                     "Each mode generates its longest length once per repeat and times every step, so the "
+                     "JSON holds the latency of each step against its position; the rows for shorter lengths "
+                     "are the sums of their first steps.");
   o.add_options()("model", "model folder (default: random weights)", cxxopts::value<std::string>())(
       "config", "preset shapes for random weights", cxxopts::value<std::string>()->default_value("gpt2"))(
-      "prompt-len", "prompt tokens prefilled in one pass", cxxopts::value<int64_t>()->default_value("128"))(
-      "lengths", "generated lengths with the cache", cxxopts::value<std::string>()->default_value("64,128,256,512,896"))(
-      "no-cache-lengths", "generated lengths without the cache (slow: O(T^2))",
-      cxxopts::value<std::string>()->default_value("16,32,64"))(
+      "prompt-len", "prompt tokens prefilled in one pass", cxxopts::value<int64_t>()->default_value("16"))(
+      "lengths", "generated lengths reported with the cache (one run to the longest, timed per step)",
+      cxxopts::value<std::string>()->default_value("16,32,64,128,256,512"))(
+      "no-cache-lengths", "... without the cache (slow: a step re-runs the whole prefix; 512 takes minutes)",
+      cxxopts::value<std::string>()->default_value("16,32,64,128,256,512"))(
       "repeats", "timed runs per point (median reported)", cxxopts::value<int>()->default_value("1"))(
       "threads", "CPU threads (0: OpenMP's default)", cxxopts::value<int>()->default_value("0"))(
       "json", "write the results as JSON", cxxopts::value<std::string>())("h,help", "show this help");
@@ -89,6 +96,33 @@ int bench(int argc, char** argv) {
   auto median = [&](auto&& fn) {
     return ember::bench::measure(fn, {0, repeats, repeats, std::numeric_limits<double>::infinity()}).median_s;
   };
+  // One generation of the longest length per repeat, with the seconds of every step (the time
+  // between consecutive tokens; step 0 includes the prompt's pass). Returns runs[repeat][step].
+  auto sweep = [&](bool cache, int64_t n) {
+    std::vector<std::vector<double>> runs;
+    for (int r = 0; r < repeats; ++r) {
+      examples::ProgressBar bar(str("ember ", cache ? "cache" : "no cache", " ", r + 1, "/", repeats), n, true,
+                                stderr, "tokens");
+      std::vector<double> steps;
+      SamplingOptions s;
+      s.max_new_tokens = n;
+      s.use_cache = cache;
+      double last = ember::bench::now_s();
+      generate(*model, prompt, s, [&](int64_t) {
+        double t = ember::bench::now_s();
+        steps.push_back(t - last);
+        last = t;
+        bar.update(int64_t(steps.size()), int64_t(steps.size()), str("position ", plen + int64_t(steps.size()) - 1));
+        // Without the cache every step's buffers have new sizes (T grows by one), so the caching
+        // allocator, which reuses blocks of equal size only, would keep every step's blocks: 23 GB
+        // by position ~500. Returning them after each step costs no reuse, since none would come.
+        if (!cache) allocator(Device::CPU).empty_cache();
+      });
+      bar.finish();
+      runs.push_back(std::move(steps));
+    }
+    return runs;
+  };
   // Warm-up: one short generation so that allocator caches and threads are up.
   SamplingOptions warm;
   warm.max_new_tokens = 2;
@@ -108,22 +142,35 @@ int bench(int argc, char** argv) {
             << 2 * cfg.n_layer * cfg.n_embd * 4 << " bytes per position)\n\n";
   std::cout << std::setw(10) << "generated" << std::setw(8) << "cache" << std::setw(12) << "seconds" << std::setw(12)
             << "tokens/s" << "\n";
-  nlohmann::json rows = nlohmann::json::array();
-  auto run = [&](int64_t n, bool cache) {
-    SamplingOptions s;
-    s.max_new_tokens = n;
-    s.use_cache = cache;
-    double t = median([&] { generate(*model, prompt, s); });
-    std::cout << std::setw(10) << n << std::setw(8) << (cache ? "yes" : "no") << std::setw(12) << std::setprecision(3) << t
-              << std::setw(12) << std::setprecision(2) << double(n) / t << "\n";
-    rows.push_back({{"generated", n}, {"cache", cache}, {"seconds", t}, {"tokens_per_s", double(n) / t}});
+  nlohmann::json rows = nlohmann::json::array(), per_step = nlohmann::json::array();
+  auto run = [&](const std::vector<int64_t>& lengths, bool cache) {
+    if (lengths.empty()) return;
+    const double idle = ember::bench::idle_fraction();  // a busy machine stretches every step
+    std::vector<std::vector<double>> runs = sweep(cache, *std::max_element(lengths.begin(), lengths.end()));
+    for (int64_t n : lengths) {
+      std::vector<double> totals;
+      for (const auto& steps : runs) totals.push_back(std::accumulate(steps.begin(), steps.begin() + n, 0.0));
+      double t = ember::bench::median(totals);
+      std::cout << std::setw(10) << n << std::setw(8) << (cache ? "yes" : "no") << std::setw(12) << std::setprecision(3)
+                << t << std::setw(12) << std::setprecision(2) << double(n) / t << "\n";
+      rows.push_back({{"generated", n}, {"cache", cache}, {"seconds", t}, {"tokens_per_s", double(n) / t}});
+    }
+    std::vector<int64_t> positions;
+    std::vector<double> seconds;
+    for (size_t i = 0; i < runs[0].size(); ++i) {
+      std::vector<double> at;
+      for (const auto& steps : runs) at.push_back(steps[i]);
+      positions.push_back(plen + int64_t(i));
+      seconds.push_back(ember::bench::median(at));
+    }
+    per_step.push_back({{"cache", cache}, {"idle_before", idle}, {"positions", positions}, {"seconds", seconds}});
   };
-  for (int64_t n : with_cache) run(n, true);
-  for (int64_t n : without_cache) run(n, false);
+  run(with_cache, true);
+  run(without_cache, false);
   if (a.count("json")) {
     nlohmann::json j = {{"model", model->name()}, {"cpu", cpu_model()}, {"threads", num_threads()},
                         {"prompt_len", plen},     {"prefill_s", prefill}, {"kv_cache_bytes_full", probe.bytes()},
-                        {"rows", rows}};
+                        {"rows", rows},           {"per_step", per_step}};
     ember::bench::write_json(json_path, j);
   }
   return 0;
