@@ -15,6 +15,12 @@ namespace {
 
 // Keeps freed blocks in size-keyed lists. Sizes are rounded up to 64 bytes so that
 // near-equal requests share blocks, and every block is 64-byte aligned for SIMD loads.
+// A block is reused only for a request of its exact size, so a program whose shapes keep growing
+// (generation without a KV cache: every step a longer sequence) would cache every size it ever
+// freed and grow without bound (24 GB before the kernel killed a 512-token run). So the cache
+// holds at most as many bytes as the program ever had in use at once (at least 256 MiB): a
+// steady training loop, which frees what it allocates, keeps all its blocks; a growing one
+// flushes the stale sizes and stays within twice its working set.
 class CpuCachingAllocator : public Allocator {
  public:
   void* allocate(size_t bytes) override {
@@ -23,6 +29,7 @@ class CpuCachingAllocator : public Allocator {
     ++stats_.allocations;
     stats_.current_bytes += size;
     stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.current_bytes);
+    high_water_ = std::max(high_water_, stats_.current_bytes);
     auto it = free_.find(size);
     if (it != free_.end() && !it->second.empty()) {
       void* p = it->second.back();
@@ -30,6 +37,7 @@ class CpuCachingAllocator : public Allocator {
       stats_.cached_bytes -= size;
       return p;
     }
+    if (stats_.cached_bytes > 0 && stats_.cached_bytes + int64_t(size) > cache_limit()) release_cached();
     void* p = std::aligned_alloc(64, size);
     if (!p) {
       stats_.current_bytes -= size;
@@ -42,7 +50,7 @@ class CpuCachingAllocator : public Allocator {
     std::lock_guard<std::mutex> lock(mu_);
     stats_.current_bytes -= size;
     // Very large blocks go back to the system: caching them would pin memory for one-off buffers.
-    if (size > (size_t(1) << 30)) {
+    if (size > (size_t(1) << 30) || stats_.cached_bytes + int64_t(size) > cache_limit()) {
       std::free(p);
       return;
     }
@@ -59,18 +67,23 @@ class CpuCachingAllocator : public Allocator {
   }
   void empty_cache() override {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& kv : free_)
-      for (void* p : kv.second) std::free(p);
-    free_.clear();
-    stats_.cached_bytes = 0;
+    release_cached();
   }
   ~CpuCachingAllocator() override { empty_cache(); }
 
  private:
   static size_t round(size_t b) { return b == 0 ? 64 : (b + 63) / 64 * 64; }
+  int64_t cache_limit() const { return std::max(high_water_, int64_t(256) << 20); }
+  void release_cached() {  // mu_ held
+    for (auto& kv : free_)
+      for (void* p : kv.second) std::free(p);
+    free_.clear();
+    stats_.cached_bytes = 0;
+  }
   mutable std::mutex mu_;
   std::map<size_t, std::vector<void*>> free_;
   MemoryStats stats_;
+  int64_t high_water_ = 0;  // the most bytes ever in use at once (reset_peak does not lower it)
 };
 
 Allocator* g_allocators[2] = {nullptr, nullptr};

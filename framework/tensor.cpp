@@ -221,7 +221,7 @@ Tensor& Tensor::fill_(double value) {
   void* base = impl_->storage->data();
   DType dt = dtype();
   if (is_contiguous()) {
-    EMBER_DISPATCH_ALL(dt, "fill_", [&] {
+    EMBER_DISPATCH_ALL_AND_BOOL(dt, "fill_", [&] {
       scalar_t* p = static_cast<scalar_t*>(base) + offset();
       std::fill(p, p + numel(), scalar_t(value));
     });

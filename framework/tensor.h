@@ -125,6 +125,9 @@ class Tensor {
   Tensor lt(const Tensor& o) const;
   Tensor le(const Tensor& o) const;
   Tensor eq(const Tensor& o) const;
+  Tensor ne(double v) const;
+  Tensor ne(const Tensor& o) const;
+  Tensor logical_not() const;
   // ---- end of method syntax ----
 
   // PyTorch-style autograd on leaves: requires_grad_, then backward() on a scalar result.

@@ -83,7 +83,7 @@ Tensor& Tensor::div_(double value) {
   return update(*this, "div_", [&](const Tensor& a) { return a / value; });
 }
 Tensor& Tensor::clamp_(double lo, double hi) {
-  return update(*this, "clamp_", [&](const Tensor& a) { return clamp(a, lo, hi); });
+  return update(*this, "clamp_", [&](const Tensor& a) { return ember::clamp(a, lo, hi); });
 }
 
 }  // namespace ember

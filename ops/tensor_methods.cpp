@@ -88,5 +88,8 @@ Tensor Tensor::ge(const Tensor& o) const { return ember::ge(*this, o); }
 Tensor Tensor::lt(const Tensor& o) const { return ember::lt(*this, o); }
 Tensor Tensor::le(const Tensor& o) const { return ember::le(*this, o); }
 Tensor Tensor::eq(const Tensor& o) const { return ember::eq(*this, o); }
+Tensor Tensor::ne(double v) const { return ember::ne(*this, scalar_like(*this, v)); }
+Tensor Tensor::ne(const Tensor& o) const { return ember::ne(*this, o); }
+Tensor Tensor::logical_not() const { return ember::logical_not(*this); }
 
 }  // namespace ember

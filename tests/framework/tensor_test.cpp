@@ -413,6 +413,28 @@ TEST(TensorMemory, CurrentAndPeakBytesMove) {
   EXPECT_EQ(memory_stats().cached_bytes, 0);
 }
 
+TEST(TensorMemory, GrowingShapesDoNotGrowTheCacheWithoutBound) {
+  // Generation without a KV cache: every step frees a block one size larger than the last, which
+  // no later request reuses. The cache is held to the program's high-water mark (at least 256
+  // MiB; this test process never holds 1 GiB at once) instead of keeping all 2 GiB.
+  const MemoryStats s0 = memory_stats();
+  int64_t freed = 0;
+  for (int64_t step = 0; step < 64; ++step) {
+    Tensor t = empty({(int64_t(8) << 20) + step * 64}, DType::Float32);  // 32 MiB and growing
+    freed += t.numel() * 4;
+  }
+  const MemoryStats s1 = memory_stats();
+  EXPECT_GT(freed, int64_t(2) << 30);
+  EXPECT_LE(s1.cached_bytes, int64_t(1) << 30);
+  EXPECT_EQ(s1.current_bytes, s0.current_bytes);
+  // Same-size blocks are still reused: a steady loop allocates from the cache, not the system.
+  Tensor a = empty({1 << 20}, DType::Float32);
+  a = Tensor();
+  const int64_t cached = memory_stats().cached_bytes;
+  Tensor b = empty({1 << 20}, DType::Float32);
+  EXPECT_EQ(memory_stats().cached_bytes, cached - (int64_t(4) << 20));
+}
+
 TEST(TensorMemory, ParseDevice) {
   EXPECT_EQ(parse_device("cpu"), Device::CPU);
   EXPECT_EQ(parse_device("cuda"), Device::CUDA);

@@ -81,6 +81,18 @@ TEST(TensorMethods, ArgReductionsAndComparisonsMatchTheFreeFunctions) {
   EXPECT_TRUE(all_close(x.lt(y), lt(x, y), 0, 0));
   EXPECT_TRUE(all_close(x.le(y), le(x, y), 0, 0));
   EXPECT_TRUE(all_close(x.eq(x), eq(x, x), 0, 0));
+  EXPECT_TRUE(all_close(xi.ne(1.0), ne(xi, scalar_like(xi, 1.0)), 0, 0));
+  EXPECT_TRUE(all_close(x.ne(y), ne(x, y), 0, 0));
+  EXPECT_TRUE(all_close(xi.eq(1.0).logical_not(), xi.ne(1.0), 0, 0));
+  EXPECT_EQ(x.ne(y).dtype(), DType::Bool);
+}
+
+TEST(TensorMethods, FillWritesBoolTensors) {
+  Tensor m = randint({3, 4}, 0, 2).to(DType::Bool);
+  m.fill_(1.0);
+  EXPECT_EQ(sum(m).item(), 12);  // sum of Bool counts the true elements
+  m.slice(1, 0, 2).fill_(0.0);   // through a strided view
+  EXPECT_EQ(sum(m).item(), 6);
 }
 
 TEST(TensorMethods, ErrorsNameTheOp) {
