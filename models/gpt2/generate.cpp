@@ -6,6 +6,7 @@
 
 #include "framework/autograd/trace.h"
 #include "ops/elementwise/elementwise.h"
+#include "ops/matmul/matmul.h"
 #include "ops/reduce/reduce.h"
 #include "ops/select/select.h"
 
@@ -99,9 +100,10 @@ std::vector<int64_t> generate(GPT2& model, const std::vector<int64_t>& prompt, c
   if (opt.use_cache) cache = std::make_unique<KVCache>(cfg, 1, int64_t(prompt.size()) + budget);
   Tensor next_input = from_vector(seq, {1, int64_t(seq.size())});
   for (int64_t step = 0; step < budget; ++step) {
-    Tensor logits = opt.use_cache ? model.forward(next_input, cache.get())
-                                  : model.forward(from_vector(seq, {1, int64_t(seq.size())}));
-    Tensor last = logits.slice(1, logits.size(1) - 1, logits.size(1)).reshape({cfg.vocab_size});
+    Tensor h = opt.use_cache ? model.hidden(next_input, cache.get()) : model.hidden(from_vector(seq, {1, int64_t(seq.size())}));
+    // Only the last position is sampled, so the LM head (C x vocab, the largest matmul of a step)
+    // runs on that row alone, as nanoGPT's generate does; forward() would run it on all T rows.
+    Tensor last = matmul(h.slice(1, h.size(1) - 1, h.size(1)), model.wte.t()).reshape({cfg.vocab_size});
     int64_t id = sample_next(last, opt, gen);
     seq.push_back(id);
     out.push_back(id);
