@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "examples/common/bandwidth.h"
 #include "examples/common/bench.h"
 #include "examples/common/cli_flags.h"
 #include "examples/common/progress_bar.h"
@@ -139,7 +140,15 @@ int bench(int argc, char** argv) {
             << std::setprecision(1) << double(plen) / prefill << " tokens/s)\n"
             << "KV cache at the full context of " << cfg.n_positions << " positions: " << std::setprecision(1)
             << double(probe.bytes()) / (1 << 20) << " MiB (2 x n_layer x n_embd x 4 bytes = "
-            << 2 * cfg.n_layer * cfg.n_embd * 4 << " bytes per position)\n\n";
+            << 2 * cfg.n_layer * cfg.n_embd * 4 << " bytes per position)\n";
+  // A cached decode step reads every weight once (the LM head is wte itself), so this machine's
+  // read bandwidth puts a floor under its time: what "fast" can mean for decode here.
+  const ember::bench::Bandwidth bw = ember::bench::measure_bandwidth(size_t(256) << 20, num_threads());
+  const double weight_bytes = double(model->num_parameters()) * double(itemsize(model->wte.dtype()));
+  const double floor_tps = bw.read_gbs() * 1e9 / weight_bytes;
+  std::cout << ember::bench::describe(bw) << "\n"
+            << "decode floor: " << std::setprecision(0) << weight_bytes / 1e6 << " MB of weights per token at "
+            << std::setprecision(1) << bw.read_gbs() << " GB/s read = " << floor_tps << " tokens/s at most\n\n";
   std::cout << std::setw(10) << "generated" << std::setw(8) << "cache" << std::setw(12) << "seconds" << std::setw(12)
             << "tokens/s" << "\n";
   nlohmann::json rows = nlohmann::json::array(), per_step = nlohmann::json::array();
@@ -151,9 +160,13 @@ int bench(int argc, char** argv) {
       std::vector<double> totals;
       for (const auto& steps : runs) totals.push_back(std::accumulate(steps.begin(), steps.begin() + n, 0.0));
       double t = ember::bench::median(totals);
+      const double pct_floor = 100.0 * (double(n) / t) / floor_tps;
       std::cout << std::setw(10) << n << std::setw(8) << (cache ? "yes" : "no") << std::setw(12) << std::setprecision(3)
-                << t << std::setw(12) << std::setprecision(2) << double(n) / t << "\n";
-      rows.push_back({{"generated", n}, {"cache", cache}, {"seconds", t}, {"tokens_per_s", double(n) / t}});
+                << t << std::setw(12) << std::setprecision(2) << double(n) / t;
+      if (cache) std::cout << std::setw(8) << std::setprecision(0) << pct_floor << "% of the floor";
+      std::cout << "\n";
+      rows.push_back({{"generated", n}, {"cache", cache}, {"seconds", t}, {"tokens_per_s", double(n) / t},
+                      {"percent_of_bandwidth_floor", pct_floor}});
     }
     std::vector<int64_t> positions;
     std::vector<double> seconds;
@@ -170,7 +183,9 @@ int bench(int argc, char** argv) {
   if (a.count("json")) {
     nlohmann::json j = {{"model", model->name()}, {"cpu", cpu_model()}, {"threads", num_threads()},
                         {"prompt_len", plen},     {"prefill_s", prefill}, {"kv_cache_bytes_full", probe.bytes()},
-                        {"rows", rows},           {"per_step", per_step}};
+                        {"rows", rows},           {"per_step", per_step},
+                        {"bandwidth", ember::bench::to_json(bw)}, {"weight_bytes", weight_bytes},
+                        {"decode_floor_tokens_per_s", floor_tps}};
     ember::bench::write_json(json_path, j);
   }
   return 0;

@@ -282,6 +282,12 @@ const BinaryPrims& prims() {
 }
 
 Tensor apply(const Primitive<>& p, const Tensor& a, const Tensor& b) {
+  // The common case first: no Bool operand, no pair of tensor copies (this is every recorded add,
+  // the engine's gradient sums included).
+  if (a.defined() && b.defined() && a.dtype() != DType::Bool && b.dtype() != DType::Bool) {
+    check_pair(p.info().node_name, a, b);
+    return p({a, b});
+  }
   auto [x, y] = promote_bool(p.info().node_name, a, b, /*both_bool=*/false);
   check_pair(p.info().node_name, x, y);
   return p({x, y});

@@ -225,7 +225,25 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
       // in-place writes, not recorded (optimizers, initialisers, x[...] = v)
       .def("copy_", &Tensor::copy_, nb::arg("src"), nb::rv_policy::reference, release_gil())
       .def("fill_", &Tensor::fill_, nb::arg("value"), nb::rv_policy::reference, release_gil())
-      .def("zero_", &Tensor::zero_, nb::rv_policy::reference, release_gil());
+      .def("zero_", &Tensor::zero_, nb::rv_policy::reference, release_gil())
+      // in-place arithmetic (ops/inplace_methods.cpp): refused on tracked tensors unless under no_grad
+      .def("add_", [](Tensor& t, const Tensor& o, double alpha) -> Tensor& { return t.add_(o, alpha); }, nb::arg("other"),
+           nb::arg("alpha") = 1.0, nb::rv_policy::reference, release_gil())
+      .def("add_", [](Tensor& t, double v) -> Tensor& { return t.add_(v); }, nb::arg("value"), nb::rv_policy::reference,
+           release_gil())
+      .def("sub_", [](Tensor& t, const Tensor& o) -> Tensor& { return t.sub_(o); }, nb::arg("other"),
+           nb::rv_policy::reference, release_gil())
+      .def("sub_", [](Tensor& t, double v) -> Tensor& { return t.add_(-v); }, nb::arg("value"), nb::rv_policy::reference,
+           release_gil())
+      .def("mul_", [](Tensor& t, const Tensor& o) -> Tensor& { return t.mul_(o); }, nb::arg("other"),
+           nb::rv_policy::reference, release_gil())
+      .def("mul_", [](Tensor& t, double v) -> Tensor& { return t.mul_(v); }, nb::arg("value"), nb::rv_policy::reference,
+           release_gil())
+      .def("div_", [](Tensor& t, const Tensor& o) -> Tensor& { return t.div_(o); }, nb::arg("other"),
+           nb::rv_policy::reference, release_gil())
+      .def("div_", [](Tensor& t, double v) -> Tensor& { return t.div_(v); }, nb::arg("value"), nb::rv_policy::reference,
+           release_gil())
+      .def("clamp_", &Tensor::clamp_, nb::arg("min"), nb::arg("max"), nb::rv_policy::reference, release_gil());
 
   // Operators with tensors and Python numbers (a number takes the tensor's dtype).
   cls.def("__add__", [](const Tensor& a, const Tensor& b) { return a + b; }, nb::is_operator(), release_gil())
