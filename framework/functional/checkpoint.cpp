@@ -24,14 +24,17 @@ void check_same_result(const Tensor& y, const autograd::Node& n) {
 }
 
 // Eager autograd (requires_grad_ leaves, loss.backward()): nothing of the forward is kept but its
-// inputs and result; the VJP replays f on fresh leaves and runs a backward pass through the replay, which also fills the
-// .grad of every parameter f captured, as PyTorch's checkpoint does. So a module's forward can be
-// checkpointed without passing its parameters.
+// inputs and result; the VJP replays f on fresh leaves and runs a backward pass through the
+// replay, which also fills the .grad of every parameter f captured, as PyTorch's checkpoint does.
+// So a module's forward can be checkpointed without passing its parameters.
 Tensor checkpoint_eager(const FnN& f, const std::vector<Tensor>& xs, const std::vector<Tensor>& inner, const Generator& rng,
                         const Tensor& out) {
   auto node = autograd::detail::make_node("checkpoint", xs, autograd::kEagerTrace, out);
   node->saved = inner;  // what the replay reads; the version check guards it like any op's
   node->vjp = [f, rng](const Tensor& g, const autograd::Node& n) {
+    // The replay must record to be differentiated; under no_grad it would silently give zeros.
+    EMBER_CHECK(autograd::grad_enabled(), "checkpoint: backward() ran with gradients disabled (inside no_grad), so "
+                "the checkpointed function cannot be replayed for its gradient; call backward() outside no_grad");
     GeneratorAt at(rng);
     std::vector<Tensor> leaves(n.saved.size());
     std::vector<std::shared_ptr<autograd::Node>> wanted(n.saved.size());

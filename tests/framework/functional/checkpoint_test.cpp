@@ -110,6 +110,12 @@ TEST(Checkpoint, EagerReplayFillsTheGradientsOfCapturedParameters) {
   sum(f(x) * f(x * 0.5)).backward();
   EXPECT_TRUE(all_close(g1, w1.grad(), 1e-5, 1e-5));
   EXPECT_TRUE(all_close(g2, w2.grad(), 1e-5, 1e-5));
+  // A backward under no_grad cannot replay: an error, not zero gradients.
+  Tensor again = sum(checkpoint(Fn1(f), x));
+  {
+    autograd::NoGradGuard no_grad;
+    EXPECT_EMBER_ERROR(again.backward(), "backward() ran with gradients disabled");
+  }
   // Nothing tracked anywhere: a plain call, not a tracked result.
   EXPECT_FALSE(checkpoint([](const Tensor& in) { return in * 2.0; }, x).is_traced());
 }
