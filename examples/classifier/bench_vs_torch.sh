@@ -19,7 +19,8 @@ BIN=${EMBER_BIN:-build/bin}/train_classifier  # EMBER_BIN=DIR picks another buil
 ENV_TOOL=${EMBER_BIN:-build/bin}/openblas_env
 [ -x "$ENV_TOOL" ] || { echo "build first: cmake --build build --target openblas_env" >&2; exit 1; }
 PY=$("$ENV_TOOL" --which-python)
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+# EMBER_KEEP_WAIT_POLICY=1 (scripts/bench_summary.sh on a quiet machine) keeps OpenMP's default.
+[ -n "${EMBER_KEEP_WAIT_POLICY:-}" ] || export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 [ -x "$BIN" ] || { echo "build first: cmake --build build --target train_classifier" >&2; exit 1; }
 mkdir -p "$OUT"
 "$ENV_TOOL" --python "$PY" --json > "$OUT/peer.json"  # prints the peer (torch, OpenBLAS core) on stderr

@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
                   "bench_matmul: --shapes wants MxKxN with positive sizes, got '", s, "'");
       cfg.cases.push_back({m, k, n, str(m, "x", k, "@", k, "x", n)});
     }
-    int64_t tokens = ember::cli::flag<int64_t>(args, "gpt2-tokens", 1, 1 << 20);
+    int64_t tokens = ember::cli::flag<int64_t>(args, "gpt2-tokens", 0, 1 << 20);
     if (tokens > 0)
       for (const Case& c : gpt2_cases(tokens)) cfg.cases.push_back(c);
     std::string vs = args["variants"].as<std::string>();

@@ -14,6 +14,7 @@
 // product; each thread owns a fixed part of C (see packed() below).
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <type_traits>
 
@@ -88,6 +89,28 @@ void pack_a_sliver(const GemmArgs& g, const T* a, int64_t i0, int64_t p0, int64_
     for (int64_t p = 0; p < kc; ++p) dst[p * mr + i] = T(0);
 }
 
+namespace {
+// Copies `count` runs of NR contiguous elements, src[s * NR ..] to dst[s * stride ..].
+template <class T, int NR>
+void copy_slivers(const T* src, int64_t count, int64_t stride, T* dst) {
+  for (int64_t s = 0; s < count; ++s) std::memcpy(dst + s * stride, src + s * NR, NR * sizeof(T));
+}
+template <class T>
+using SliverCopy = void (*)(const T*, int64_t, int64_t, T*);
+// The copy for the NR of each micro-kernel config (packed_config.h); nullptr for any other NR.
+template <class T>
+SliverCopy<T> copy_full_slivers(int nr) {
+  switch (nr) {
+    case 4: return copy_slivers<T, 4>;
+    case 8: return copy_slivers<T, 8>;
+    case 16: return copy_slivers<T, 16>;
+    case 32: return copy_slivers<T, 32>;
+    case 64: return copy_slivers<T, 64>;
+    default: return nullptr;
+  }
+}
+}  // namespace
+
 // Packs rows [p0, p0+kc) of B for the NR-wide slivers [s0, s1) of the block that starts at column
 // jc: sliver s goes to bp + s*NR*kc as dst[p*NR + j], zero columns past n. Row-major B is read row
 // by row across all the slivers (long contiguous runs; a sliver at a time would jump one row
@@ -118,6 +141,24 @@ void pack_b_slivers(const GemmArgs& g, const T* b, int64_t p0, int64_t kc, int64
       }
       for (int64_t j = cols; j < nr; ++j)
         for (int64_t p = 0; p < kc; ++p) dst[p * nr + j] = T(0);
+    }
+    return;
+  }
+  // Row-major B: the slivers that lie wholly inside B take a copy of constant width, which the
+  // compiler turns into a few vector moves; the copy of runtime width took a quarter of the time
+  // of GPT-2's 64-row products, where each element of B is used only 64 times (NOTES.md).
+  const int64_t full_end = std::max(s0, std::min(s1, (g.n - jc) / nr));
+  const SliverCopy<T> copy = copy_full_slivers<T>(nr);
+  if (g.b_cs == 1 && full_end > s0 && copy) {
+    for (int64_t p = 0; p < kc; ++p) {
+      const T* row = b + (p0 + p) * g.b_rs + jc;
+      copy(row + s0 * nr, full_end - s0, nr * kc, bp + s0 * nr * kc + p * nr);
+      for (int64_t s = full_end; s < s1; ++s) {
+        const int64_t j0 = s * nr, cols = std::min<int64_t>(nr, g.n - jc - j0);
+        T* d = bp + s * nr * kc + p * nr;
+        for (int64_t j = 0; j < cols; ++j) d[j] = row[j0 + j];
+        for (int64_t j = cols; j < nr; ++j) d[j] = T(0);
+      }
     }
     return;
   }

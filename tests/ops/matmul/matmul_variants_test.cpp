@@ -79,7 +79,8 @@ std::string label(const MatmulOptions& o) {
 // the cache blocks (kc = 256 or 512, mc = 64..288), and 1000.
 const std::vector<std::tuple<int64_t, int64_t, int64_t>> kShapes = {
     {1, 1, 1}, {1, 7, 1}, {7, 1, 33}, {1, 33, 127}, {33, 127, 7}, {127, 33, 1}, {13, 300, 37},
-    {1000, 7, 33}, {7, 1000, 33}, {33, 7, 1000}, {300, 257, 65}, {127, 127, 127}};
+    {1000, 7, 33}, {7, 1000, 33}, {33, 7, 1000}, {300, 257, 65}, {127, 127, 127},
+    {200, 301, 257}};  // the last: threaded, all rows in one block of A (packed's small-m path)
 
 class MatmulVariants : public ::testing::TestWithParam<DType> {};
 
@@ -95,7 +96,7 @@ TEST_P(MatmulVariants, ContiguousShapes) {
 
 TEST_P(MatmulVariants, TransposedAndStridedOperands) {
   DType dt = GetParam();
-  for (auto [m, k, n] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{7, 33, 127}, {127, 300, 33}, {1, 33, 7}, {33, 1, 7}}) {
+  for (auto [m, k, n] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{7, 33, 127}, {127, 300, 33}, {1, 33, 7}, {33, 1, 7}, {200, 301, 257}}) {
     Tensor at = random({k, m}, 1).to(dt).t();                          // column-major A
     Tensor bt = random({n, k}, 2).to(dt).t();                          // column-major B
     Tensor as = random({m, 2 * k + 1}, 3).to(dt).slice(1, 1, 2 * k + 1, 2);  // every other column

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The summary benchmarks of README "Performance against PyTorch 2.x": every row of that table,
+# Ember and its peer in the same run, on this machine, then the table itself (summary.md).
+#
+#   scripts/bench_summary.sh [OUTDIR]        (default results/summary; about 25 minutes on 2 cores)
+#
+# Needs a Release build (build/bin) and the peers of `./run.sh bench-deps` (PyTorch 2.x, SciPy).
+# Each program picks a fair peer itself: OpenBLAS runs on the core examples/common/openblas_core.h
+# chooses for this CPU (printed), torch gets the same thread count as Ember, never more than the
+# cores. Run it on a quiet machine: every program also prints the load it saw.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+out=${1:-results/summary}
+bin=${EMBER_BIN:-build/bin}
+for p in bench_matmul bench_attention bench_autograd bench_sparse gpt2 train_classifier openblas_env; do
+  [ -x "$bin/$p" ] || { echo "bench_summary: $bin/$p is missing; build first (./run.sh builds Release)" >&2; exit 1; }
+done
+mkdir -p "$out"
+# OpenMP's default wait policy, as a user runs it (passive, right on a shared machine, costs
+# Ember up to 30% on a quiet one; NOTES.md). The machine must be quiet.
+unset OMP_WAIT_POLICY
+export EMBER_KEEP_WAIT_POLICY=1
+cores=$(nproc)
+threads="1 $cores"
+[ "$cores" -gt 1 ] || threads=1
+PY=$("$bin/openblas_env" --which-python)
+"$bin/openblas_env" --python "$PY" --json >"$out/peer.json"
+PEER_ENV=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["openblas"]["env"])' "$out/peer.json")
+{ date -u +%FT%TZ; grep -m1 'model name' /proc/cpuinfo; uptime; } >"$out/machine.txt"
+step() { echo; echo "=== bench_summary: $*" >&2; }
+
+for t in $threads; do
+  step "sgemm, $t thread(s): Ember packed and OpenBLAS, then torch.mm"
+  "$bin/bench_matmul" --device cpu --threads "$t" --sizes 256,1024,2048 --gpt2-tokens 64 --shapes 64x768x50257 --variants packed,blas \
+    --json "$out/matmul_t$t.json"
+  $PEER_ENV "$PY" examples/matmul/peer_torch_mm.py --threads "$t" --sizes 256,1024,2048 \
+    --shapes 64x768x2304,64x768x768,64x768x3072,64x3072x768,64x768x50257 --json "$out/matmul_torch_t$t.json"
+done
+
+step "MLP epoch: train_classifier against the PyTorch loop (3 epochs, the first untimed, 3 repeats)"
+examples/classifier/bench_vs_torch.sh "$out/classifier" 3 3
+
+for t in $threads; do
+  step "GPT-2 124M shapes, $t thread(s): prefill of 128 tokens, 32 generated with and without the cache"
+  EMBER_BIN=$bin examples/gpt2/bench_vs_torch.sh "$out/gpt2_t$t" --threads "$t" --prompt-len 128 \
+    --lengths 32 --no-cache-lengths 32 --repeats 3
+done
+
+for t in $threads; do
+  step "attention, $t thread(s): N = 1024, 4096, d = 64, one head, Flash2 and the torch SDPA peer"
+  OMP_NUM_THREADS=$t "$bin/bench_attention" --peer --python "$PY" --seq 1024,4096 --head-dim 64 --causal both \
+    --impls flash2 --repeats 5 --json "$out/attention_t$t.json"
+done
+
+step "recorded-op overhead and an MLP step against PyTorch eager"
+for t in $threads; do
+  "$bin/bench_autograd" --rounds 3 --threads "$t" --python "$PY" --json "$out/autograd_t$t.json"
+done
+
+step "SpMV and SpGEMM against SciPy"
+"$bin/bench_sparse" --spmv-sizes 8192 --spgemm-sizes 2048 --densities 0.001,0.01,0.1 --large-n 0 \
+  --threads "${threads// /,}" --wait-quiet 0 --python "$PY" --json "$out/sparse.json"
+
+/usr/bin/python3 scripts/summary_table.py "$out" | tee "$out/summary.md"

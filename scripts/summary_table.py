@@ -1,0 +1,169 @@
+#!/usr/bin/python3
+"""Renders the JSON that scripts/bench_summary.sh wrote into one Markdown table: Ember against its
+peer (PyTorch 2.x, SciPy) row by row, at each thread count measured, with the ratio. A ratio above
+1 means Ember is faster. Rows whose JSON is missing say "not measured".
+
+    python3 scripts/summary_table.py results/summary > summary.md
+"""
+import glob
+import json
+import os
+import re
+import sys
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def fmt(v, unit):
+    if v is None:
+        return "not measured"
+    if unit == "GFLOP/s":
+        return f"{v:.1f} GFLOP/s"
+    if unit == "tok/s":
+        return f"{v:.2f} tok/s"
+    if unit == "us":
+        return f"{v:.3f} us"
+    if v >= 1000:
+        return f"{v / 1000:.2f} s"
+    if v >= 10:
+        return f"{v:.1f} ms"
+    return f"{v:.3f} ms"
+
+
+class Table:
+    def __init__(self):
+        self.rows = []
+
+    def add(self, what, threads, ember, peer, peer_name, unit, higher_is_better=False):
+        if ember is None or peer is None:
+            ratio = None
+        else:
+            ratio = ember / peer if higher_is_better else peer / ember
+        self.rows.append((what, threads, fmt(ember, unit), fmt(peer, unit), peer_name,
+                          "-" if ratio is None else f"{ratio:.2f}x"))
+
+    def markdown(self):
+        out = ["| case | threads | Ember | peer | peer is | Ember speed / peer's |", "|---|---|---|---|---|---|"]
+        out += ["| " + " | ".join(str(c) for c in r) + " |" for r in self.rows]
+        return "\n".join(out)
+
+
+def matmul_rows(t, d, threads):
+    ember = load(os.path.join(d, f"matmul_t{threads}.json"))
+    torch = load(os.path.join(d, f"matmul_torch_t{threads}.json"))
+    if not ember:
+        return
+    tmm = {}
+    for r in (torch or {}).get("results", []):
+        tmm[(r["m"], r["k"], r["n"])] = r["gflops"]
+    for r in ember["results"]:
+        if r["variant"] != "packed":
+            continue
+        shape = (r["m"], r["k"], r["n"])
+        blas = next((b["gflops"] for b in ember["results"] if b["variant"] == "blas" and
+                     (b["m"], b["k"], b["n"]) == shape), None)
+        label = r["label"] if r["label"].startswith("n=") else f"{r['m']}x{r['k']} @ {r['k']}x{r['n']}"
+        t.add(f"sgemm {label}", threads, r["gflops"], tmm.get(shape), "torch.mm (MKL)", "GFLOP/s", True)
+        if blas is not None:
+            t.add(f"sgemm {label}", threads, r["gflops"], blas, "OpenBLAS", "GFLOP/s", True)
+
+
+def classifier_rows(t, d):
+    doc = load(os.path.join(d, "classifier", "bench_vs_torch.json"))
+    if not doc:
+        t.add("MLP 784-256-128-10 epoch", "1, 2", None, None, "PyTorch eager", "ms")
+        return
+    med = {r["config"]: r["median_epoch_seconds"] * 1e3 for r in doc["rows"]}
+    torch1 = med.get("torch_t1_b1")
+    torch2 = min((v for k, v in med.items() if k.startswith("torch")), default=None)
+    t.add("MLP 784-256-128-10, one epoch", 1, med.get("ember_t1"), torch1, "PyTorch eager", "ms")
+    t.add("MLP 784-256-128-10, one epoch", 2, med.get("ember_t2"), torch2, "PyTorch eager (best layout)", "ms")
+
+
+def gpt2_rows(t, d, threads):
+    e = load(os.path.join(d, f"gpt2_t{threads}", "ember.json"))
+    p = load(os.path.join(d, f"gpt2_t{threads}", "torch.json"))
+    if not e or not p:
+        return
+    t.add(f"GPT-2 124M prefill, {e['prompt_len']} tokens", threads, e["prefill_s"] * 1e3, p["prefill_s"] * 1e3,
+          "nanoGPT-style PyTorch", "ms")
+    for a in e["rows"]:
+        b = next((r for r in p["rows"] if r["generated"] == a["generated"] and r["cache"] == a["cache"]), None)
+        what = f"GPT-2 decode, {a['generated']} tokens, {'KV cache' if a['cache'] else 'no cache'}"
+        t.add(what, threads, a["tokens_per_s"], b and b["tokens_per_s"], "nanoGPT-style PyTorch", "tok/s", True)
+
+
+def attention_rows(t, d, threads):
+    doc = load(os.path.join(d, f"attention_t{threads}.json"))
+    if not doc:
+        return
+    for r in doc["results"]:
+        if r["impl"] != "flash2" or "torch" not in r:
+            continue
+        what = f"attention {r['mode']}, N={r['n']}, d={r['d']}{', causal' if r['causal'] else ''}"
+        t.add(what, threads, r["median_ms"], r["torch"]["ms"], "torch SDPA" if "sdpa" in r["torch"]["impl"].lower()
+              or "scaled" in r["torch"]["impl"] else r["torch"]["impl"], "ms")
+
+
+def autograd_rows(t, d, threads):
+    doc = load(os.path.join(d, f"autograd_t{threads}.json"))
+    if not doc or not doc.get("pytorch"):
+        return
+    e, p, ops = doc["ember"], doc["pytorch"], doc["ops"]
+    t.add("recorded op, forward + backward", threads, e["chain_total_s"] / ops * 1e6, p["chain_total_s"] / ops * 1e6,
+          "PyTorch eager", "us")
+    t.add(f"MLP 784-256-10 step, batch {doc['batch']}", threads, e["mlp_step_s"] * 1e3, p["mlp_step_s"] * 1e3,
+          "PyTorch eager", "ms")
+
+
+def sparse_rows(t, d):
+    doc = load(os.path.join(d, "sparse.json"))
+    if not doc:
+        return
+    for kind in ("spmv", "spgemm"):
+        for r in doc.get(kind, []):
+            if "scipy_ms" not in r:
+                continue
+            for th in doc.get("threads", [1]):
+                key = f"ember_t{th}_ms"
+                if key in r:
+                    t.add(f"{'SpMV' if kind == 'spmv' else 'SpGEMM A A'} n={r['n']}, density {r['density']:g}", th,
+                          r[key], r["scipy_ms"], "SciPy (1 thread)", "ms")
+
+
+def main():
+    d = sys.argv[1] if len(sys.argv) > 1 else "results/summary"
+    threads = sorted({int(m.group(1)) for p in glob.glob(os.path.join(d, "matmul_t*.json"))
+                      if (m := re.search(r"matmul_t(\d+)\.json$", p))})
+    t = Table()
+    for th in threads:
+        matmul_rows(t, d, th)
+    classifier_rows(t, d)
+    for th in threads:
+        gpt2_rows(t, d, th)
+    for th in threads:
+        attention_rows(t, d, th)
+    for th in threads:
+        autograd_rows(t, d, th)
+    sparse_rows(t, d)
+    machine = open(os.path.join(d, "machine.txt")).read().strip().splitlines() if os.path.exists(
+        os.path.join(d, "machine.txt")) else []
+    peer = load(os.path.join(d, "peer.json")) or {}
+    print(f"Measured {machine[0] if machine else '(date unknown)'}; "
+          f"{machine[1].split(':', 1)[1].strip() if len(machine) > 1 else 'CPU unknown'}, {os.cpu_count()} cores; "
+          f"load before: {machine[2].split('load average:')[-1].strip() if len(machine) > 2 else 'unknown'}.")
+    if peer:
+        print(f"Peer: {peer.get('info', {}).get('summary', peer.get('python', '?'))}.")
+    print("Command: `scripts/bench_summary.sh results/summary`. Ratio = Ember's speed / the peer's (above 1: Ember faster).")
+    print()
+    print(t.markdown())
+
+
+if __name__ == "__main__":
+    main()
