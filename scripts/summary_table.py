@@ -4,6 +4,7 @@ peer (PyTorch 2.x, SciPy) row by row, at each thread count measured, with the ra
 1 means Ember is faster. Rows whose JSON is missing say "not measured".
 
     python3 scripts/summary_table.py results/summary > summary.md
+    python3 scripts/summary_table.py --compact results/summary    (one row per case, threads side by side)
 """
 import glob
 import json
@@ -48,6 +49,19 @@ class Table:
         self.rows.append((what, threads, fmt(ember, unit), fmt(peer, unit), peer_name,
                           "-" if ratio is None else f"{ratio:.2f}x"))
 
+    def compact(self):
+        """One row per case and peer, one column group per thread count: Ember, peer, ratio."""
+        threads = sorted({r[1] for r in self.rows if isinstance(r[1], int)})
+        groups = {}
+        for what, th, e, p, peer, ratio in self.rows:
+            groups.setdefault((what, peer), {})[th] = (e, p, ratio)
+        head = "| case | peer | " + " | ".join(f"{t} thread{'s' if t > 1 else ''}: Ember / peer (ratio)" for t in threads) + " |"
+        out = [head, "|---|---|" + "---|" * len(threads)]
+        for (what, peer), by in groups.items():
+            cells = [f"{by[t][0]} / {by[t][1]} (**{by[t][2]}**)" if t in by else "not measured" for t in threads]
+            out.append(f"| {what} | {peer} | " + " | ".join(cells) + " |")
+        return "\n".join(out)
+
     def markdown(self):
         out = ["| case | threads | Ember | peer | peer is | Ember speed / peer's |", "|---|---|---|---|---|---|"]
         out += ["| " + " | ".join(str(c) for c in r) + " |" for r in self.rows]
@@ -77,13 +91,14 @@ def matmul_rows(t, d, threads):
 def classifier_rows(t, d):
     doc = load(os.path.join(d, "classifier", "bench_vs_torch.json"))
     if not doc:
-        t.add("MLP 784-256-128-10 epoch", "1, 2", None, None, "PyTorch eager", "ms")
+        for th in (1, 2):
+            t.add("MLP 784-256-128-10, one epoch", th, None, None, "PyTorch eager", "ms")
         return
     med = {r["config"]: r["median_epoch_seconds"] * 1e3 for r in doc["rows"]}
     torch1 = med.get("torch_t1_b1")
     torch2 = min((v for k, v in med.items() if k.startswith("torch")), default=None)
     t.add("MLP 784-256-128-10, one epoch", 1, med.get("ember_t1"), torch1, "PyTorch eager", "ms")
-    t.add("MLP 784-256-128-10, one epoch", 2, med.get("ember_t2"), torch2, "PyTorch eager (best layout)", "ms")
+    t.add("MLP 784-256-128-10, one epoch", 2, med.get("ember_t2"), torch2, "PyTorch eager", "ms")  # its best thread layout
 
 
 def gpt2_rows(t, d, threads):
@@ -138,7 +153,9 @@ def sparse_rows(t, d):
 
 
 def main():
-    d = sys.argv[1] if len(sys.argv) > 1 else "results/summary"
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    d = args[0] if args else "results/summary"
+    compact = "--compact" in sys.argv
     threads = sorted({int(m.group(1)) for p in glob.glob(os.path.join(d, "matmul_t*.json"))
                       if (m := re.search(r"matmul_t(\d+)\.json$", p))})
     t = Table()
@@ -162,7 +179,7 @@ def main():
         print(f"Peer: {peer.get('info', {}).get('summary', peer.get('python', '?'))}.")
     print("Command: `scripts/bench_summary.sh results/summary`. Ratio = Ember's speed / the peer's (above 1: Ember faster).")
     print()
-    print(t.markdown())
+    print(t.compact() if compact else t.markdown())
 
 
 if __name__ == "__main__":

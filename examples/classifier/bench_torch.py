@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch (eager) reference for train_classifier: the same MLP, batch size, optimizer, learning-rate
+"""PyTorch (eager) reference for train_classifier: the same MLP (or, with --model cnn, CNN), batch size, optimizer, learning-rate
 schedule, data split sizes and per-step work (forward, cross-entropy, backward, AdamW step, loss and
 accuracy read back), timed per epoch. Writes a JSON document like train_classifier's --json.
 
@@ -45,9 +45,30 @@ def openblas_kernel():
         return None
 
 
+def mlp(sizes):
+    layers = []
+    for i in range(len(sizes) - 1):
+        layers.append(torch.nn.Linear(sizes[i], sizes[i + 1]))
+        if i + 2 < len(sizes):
+            layers.append(torch.nn.ReLU())
+    return torch.nn.Sequential(*layers)
+
+
+def cnn():
+    """examples/classifier/cnn_model.cpp's network, layer for layer."""
+    nn = torch.nn
+    return nn.Sequential(
+        nn.Unflatten(1, (1, 28, 28)),
+        nn.Conv2d(1, 32, 3, padding=1, bias=False), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3, padding=1, bias=False), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(64 * 7 * 7, 10))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    p.add_argument("--model", choices=["mlp", "cnn"], default="mlp",
+                   help="cnn: train_classifier --model cnn's network (cnn_model.cpp)")
     p.add_argument("--hidden", default="256,128")
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--batch-size", type=int, default=128)
@@ -68,13 +89,7 @@ def main():
     tr, va = perm[: len(x) - a.val_size], perm[len(x) - a.val_size:]
     xtr, ytr, xva, yva = x[tr].contiguous(), y[tr].contiguous(), x[va].contiguous(), y[va].contiguous()
 
-    sizes = [784] + [int(h) for h in a.hidden.split(",") if h] + [10]
-    layers = []
-    for i in range(len(sizes) - 1):
-        layers.append(torch.nn.Linear(sizes[i], sizes[i + 1]))
-        if i + 2 < len(sizes):
-            layers.append(torch.nn.ReLU())
-    model = torch.nn.Sequential(*layers)
+    model = cnn() if a.model == "cnn" else mlp([784] + [int(h) for h in a.hidden.split(",") if h] + [10])
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=a.weight_decay)
     steps_per_epoch = len(xtr) // a.batch_size  # drop_last, as train_classifier
     total = a.epochs * steps_per_epoch

@@ -15,6 +15,8 @@ cd "$(dirname "$0")/../.."
 OUT=${1:-results/classifier/bench}
 EPOCHS=${2:-3}
 REPEATS=${3:-3}
+MODEL=${MODEL:-mlp}  # MODEL=cnn times train_classifier --model cnn against the same CNN in PyTorch
+LAYOUTS=${LAYOUTS:-"1 1,1 2,2 1"}  # torch threads + OpenBLAS threads per peer run, comma-separated
 BIN=${EMBER_BIN:-build/bin}/train_classifier  # EMBER_BIN=DIR picks another build
 ENV_TOOL=${EMBER_BIN:-build/bin}/openblas_env
 [ -x "$ENV_TOOL" ] || { echo "build first: cmake --build build --target openblas_env" >&2; exit 1; }
@@ -28,14 +30,15 @@ PEER_ENV=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1
 for r in $(seq 1 "$REPEATS"); do
   for t in 1 2; do
     echo "== repeat $r: ember, $t thread(s)" >&2
-    OMP_NUM_THREADS=$t "$BIN" --epochs "$EPOCHS" --threads "$t" --no-progress --out "$OUT/ember_t$t" \
+    OMP_NUM_THREADS=$t "$BIN" --model "$MODEL" --epochs "$EPOCHS" --threads "$t" --no-progress --out "$OUT/ember_t$t" \
       --json "$OUT/ember_t${t}_r$r.json" >/dev/null
   done
-  for layout in "1 1" "1 2" "2 1"; do
+  IFS=, read -ra layouts <<<"$LAYOUTS"
+  for layout in "${layouts[@]}"; do
     set -- $layout
     echo "== repeat $r: torch, torch threads $1, OpenBLAS threads $2" >&2
     $PEER_ENV OMP_NUM_THREADS="$1" OPENBLAS_NUM_THREADS="$2" \
-      "$PY" examples/classifier/bench_torch.py --epochs "$EPOCHS" --threads "$1" --json "$OUT/torch_t$1_b$2_r$r.json" >/dev/null
+      "$PY" examples/classifier/bench_torch.py --model "$MODEL" --epochs "$EPOCHS" --threads "$1" --json "$OUT/torch_t$1_b$2_r$r.json" >/dev/null
   done
 done
 "$PY" - "$OUT" <<'PY'

@@ -1,0 +1,60 @@
+#!/usr/bin/python3
+"""scripts/summary_table.py on a synthetic results folder: ratios point the right way for times
+and rates, a missing peer is "not measured", and --compact puts thread counts side by side."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "..", "..", "scripts", "summary_table.py")
+
+
+def write(path, doc):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(doc, f)
+
+
+class SummaryTable(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        d = self.dir
+        for t, (packed, blas, torch) in {1: (50.0, 60.0, 40.0), 2: (100.0, 80.0, None)}.items():
+            write(f"{d}/matmul_t{t}.json", {"results": [
+                {"variant": "packed", "label": "n=256", "m": 256, "k": 256, "n": 256, "gflops": packed},
+                {"variant": "blas", "label": "n=256", "m": 256, "k": 256, "n": 256, "gflops": blas}]})
+            if torch is not None:
+                write(f"{d}/matmul_torch_t{t}.json", {"results": [{"m": 256, "k": 256, "n": 256, "gflops": torch}]})
+        write(f"{d}/gpt2_t1/ember.json", {"prompt_len": 128, "prefill_s": 0.5,
+                                          "rows": [{"generated": 32, "cache": True, "tokens_per_s": 20.0}]})
+        write(f"{d}/gpt2_t1/torch.json", {"prompt_len": 128, "prefill_s": 0.25,
+                                          "rows": [{"generated": 32, "cache": True, "tokens_per_s": 10.0}]})
+
+    def run_script(self, *flags):
+        return subprocess.run([sys.executable, SCRIPT, *flags, self.dir], check=True, capture_output=True,
+                              text=True).stdout
+
+    def test_rates_and_times_give_speed_ratios(self):
+        out = self.run_script()
+        self.assertIn("| sgemm n=256 | 1 | 50.0 GFLOP/s | 40.0 GFLOP/s | torch.mm (MKL) | 1.25x |", out)
+        self.assertIn("| sgemm n=256 | 1 | 50.0 GFLOP/s | 60.0 GFLOP/s | OpenBLAS | 0.83x |", out)
+        self.assertIn("| GPT-2 124M prefill, 128 tokens | 1 | 500.0 ms | 250.0 ms | nanoGPT-style PyTorch | 0.50x |", out)
+        self.assertIn("| GPT-2 decode, 32 tokens, KV cache | 1 | 20.00 tok/s | 10.00 tok/s | nanoGPT-style PyTorch | 2.00x |",
+                      out)
+
+    def test_missing_peer_says_not_measured(self):
+        out = self.run_script()
+        self.assertIn("| sgemm n=256 | 2 | 100.0 GFLOP/s | not measured | torch.mm (MKL) | - |", out)
+        self.assertIn("| MLP 784-256-128-10, one epoch | 1 | not measured | not measured |", out)
+
+    def test_compact_puts_threads_side_by_side(self):
+        out = self.run_script("--compact")
+        self.assertIn("| sgemm n=256 | OpenBLAS | 50.0 GFLOP/s / 60.0 GFLOP/s (**0.83x**) | "
+                      "100.0 GFLOP/s / 80.0 GFLOP/s (**1.25x**) |", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
