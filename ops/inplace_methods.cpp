@@ -19,8 +19,11 @@ void check_writable(const Tensor& t, const char* op) {
   EMBER_CHECK(t.defined(), op, ": the tensor is undefined");
   if (!t.is_traced() || !autograd::grad_enabled()) return;
   const autograd::Node& n = *t.impl()->node;
-  const std::string what = n.is_leaf ? std::string("a leaf that requires grad")
-                                     : str("the result of the recorded op '", n.op, "'");
+  // A leaf with an index is an input that make_vjp / grad differentiates; one without, a tensor
+  // marked with requires_grad_().
+  const std::string what = !n.is_leaf           ? str("the result of the recorded op '", n.op, "'")
+                           : n.leaf_index >= 0 ? str("input ", n.leaf_index, " of the function being differentiated")
+                                               : std::string("a leaf that requires grad");
   throw Error(str(op, ": cannot modify ", what, " (", t.dtype(), " ", to_string(t.shape()),
                   ") in place while autograd records: its gradient would ignore the change; use the "
                   "out-of-place op, detach() first, or write under NoGradGuard (as an optimizer step does)"));

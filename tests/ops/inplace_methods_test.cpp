@@ -64,7 +64,7 @@ TEST(InplaceMethods, RefusedOnTrackedTensorsWhileRecordingAllowedUnderNoGrad) {
                        v.mul_(2.0);
                        return sum(v * v);
                      })(random({3}, 11)),
-                     "mul_: cannot modify a leaf that requires grad");
+                     "mul_: cannot modify input 0 of the function being differentiated");
   Tensor before = w.detach().clone();
   {
     autograd::NoGradGuard no_grad;  // an optimizer step
