@@ -107,5 +107,7 @@ else
   note "bench_sparse: not built yet, skipped"
 fi
 
+# The reports' GPU tables and plots from the JSON above (OUT/report.md, OUT/plots/).
+python3 scripts/gpu_report.py "$OUT" >>"$SUMMARY" 2>&1 || note "gpu_report.py failed (the JSON is still in $OUT)"
 note "total $(( $(date +%s) - start ))s; status $status"
 exit $status
