@@ -12,7 +12,9 @@
 #include "framework/tensor.h"
 #include "ops/elementwise/binary_kinds.h"
 #include "ops/elementwise/unary_kinds.h"
+#include "ops/conv/conv_geometry.h"
 #include "ops/matmul/matmul.h"
+#include "ops/pool/pool_geometry.h"
 #include "ops/select/select.h"
 
 namespace ember::cuda_kernels {
@@ -28,6 +30,7 @@ struct AttentionDims {
 extern BackendHook<void(const Tensor& dst, const Tensor& src)> copy_strided;
 // ops/elementwise/cuda/elementwise.cu
 extern BackendHook<Tensor(UnaryOp op, const Tensor& x)> unary;
+extern BackendHook<Tensor(UnaryParamOp op, const Tensor& x, double a, double b)> unary_param;
 extern BackendHook<Tensor(BinaryOp op, const Tensor& a, const Tensor& b, const Shape& shape)> binary;
 extern BackendHook<Tensor(const Tensor& cond, const Tensor& a, const Tensor& b, const Shape& shape)> where;
 extern BackendHook<Tensor(const Tensor& x, DType dtype)> cast;
@@ -41,8 +44,29 @@ extern BackendHook<Tensor(const Tensor& x, int64_t dim)> logsumexp;
 // ops/norm/cuda/layer_norm.cu: same contract as cpu::layer_norm (mean / rstd may be null)
 extern BackendHook<Tensor(const Tensor& x, const Tensor& w, const Tensor& b, double eps, Tensor* mean, Tensor* rstd)>
     layer_norm;
+// ops/norm/cuda/batch_norm.cu: same contract as cpu::batch_norm_train (w, b may be undefined)
+extern BackendHook<Tensor(const Tensor& x, const Tensor& w, const Tensor& b, double eps, Tensor* mean, Tensor* rstd,
+                          Tensor* var)>
+    batch_norm_train;
+// ops/pool/cuda/max_pool.cu: same contract as cpu::max_pool2d (indices into x.flatten())
+extern BackendHook<Tensor(const PoolGeometry& g, const Tensor& x, Tensor* indices)> max_pool2d;
+// ops/conv/cuda/conv.cu: same contracts as cpu::conv2d_forward, conv2d_input_grad, conv2d_weight_grad
+extern BackendHook<Tensor(const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& b)> conv2d_forward;
+extern BackendHook<Tensor(const ConvGeometry& g, const Tensor& dy, const Tensor& w)> conv2d_input_grad;
+extern BackendHook<Tensor(const ConvGeometry& g, const Tensor& x, const Tensor& dy)> conv2d_weight_grad;
+// ops/select/cuda/gather_scatter.cu: index of x's rank, every value checked to lie in [0, x.size(dim))
+extern BackendHook<Tensor(const Tensor& x, int64_t dim, const Tensor& index)> gather;
+extern BackendHook<Tensor(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src)> scatter_add;
+// ops/select/cuda/gather_scatter.cu: int64 (..., classes), each index checked to lie in [0, classes)
+extern BackendHook<Tensor(const Tensor& indices, int64_t classes, DType dtype)> one_hot;
+// ops/reduce/cuda/prod.cu: rows contiguous (outer, r); the products, the products of the nonzero
+// elements and the zero counts, each (outer)
+extern BackendHook<Tensor(const Tensor& rows, Tensor* nonzero, Tensor* zeros)> prod_rows;
 // ops/loss/cuda/cross_entropy.cu: targets on the logits' device, checked to lie in [0, C)
 extern BackendHook<Tensor(const Tensor& logits, const Tensor& targets)> cross_entropy;
+// (softmax(logits) - one_hot(targets)) * g * inv_n, of the logits' shape (contiguous); g one element
+extern BackendHook<Tensor(const Tensor& logits, const Tensor& targets, const Tensor& g, double inv_n)>
+    cross_entropy_backward;
 // ops/embedding/cuda/embedding.cu
 extern BackendHook<Tensor(const Tensor& weight, const Tensor& ids)> embedding;
 extern BackendHook<Tensor(const Tensor& g, const Tensor& ids, int64_t num_embeddings)> embedding_backward;

@@ -7,6 +7,7 @@
 #include "framework/autograd/primitive.h"
 #include "ops/conv/conv_geometry.h"
 #include "ops/conv/cpu/conv_kernels.h"
+#include "ops/cuda_kernels.h"
 #include "ops/op_list.h"
 #include "ops/reduce/reduce.h"
 
@@ -79,6 +80,10 @@ const Primitive<ConvAttrs>& conv2d_op() {
             check_cpu(a[0], "conv2d");
             return cpu::conv2d_forward(conv_geometry("conv2d", a[0].shape(), a[1].shape(), at.opt), a[0], a[1], a[2]);
           })
+          .cuda([](const Args& a, const ConvAttrs& at) {
+            return cuda_kernels::conv2d_forward(conv_geometry("conv2d", a[0].shape(), a[1].shape(), at.opt), a[0], a[1],
+                                                a[2]);
+          })
           .saves({0, 1}, false)
           .vjp([](const Tensor& g, const ConvCall& c) {
             const Tensor &x = c.in[0], &w = c.in[1];
@@ -98,6 +103,10 @@ const Primitive<ConvAttrs>& input_grad_op() {
             check_cpu(a[0], "conv2d_input_grad");
             return cpu::conv2d_input_grad(conv_geometry("conv2d_input_grad", at.shape, a[1].shape(), at.opt), a[0], a[1]);
           })
+          .cuda([](const Args& a, const ConvAttrs& at) {
+            return cuda_kernels::conv2d_input_grad(conv_geometry("conv2d_input_grad", at.shape, a[1].shape(), at.opt),
+                                                   a[0], a[1]);
+          })
           .saves({0, 1}, false)
           .vjp([](const Tensor& u, const ConvCall& c) {
             const Tensor &g = c.in[0], &w = c.in[1];
@@ -115,6 +124,10 @@ const Primitive<ConvAttrs>& weight_grad_op() {
           .cpu([](const Args& a, const ConvAttrs& at) {
             check_cpu(a[0], "conv2d_weight_grad");
             return cpu::conv2d_weight_grad(conv_geometry("conv2d_weight_grad", a[0].shape(), at.shape, at.opt), a[0], a[1]);
+          })
+          .cuda([](const Args& a, const ConvAttrs& at) {
+            return cuda_kernels::conv2d_weight_grad(conv_geometry("conv2d_weight_grad", a[0].shape(), at.shape, at.opt),
+                                                    a[0], a[1]);
           })
           .saves({0, 1}, false)
           .vjp([](const Tensor& v, const ConvCall& c) {

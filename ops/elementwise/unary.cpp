@@ -54,11 +54,11 @@ namespace {
 enum Reads { kX = 1, kY = 2 };
 using Deriv = Tensor (*)(const Tensor& x, const Tensor& y);
 
-Primitive<> unary_primitive(const char* name, UnaryOp op, unsigned reads, Deriv deriv, bool on_cuda = true) {
+Primitive<> unary_primitive(const char* name, UnaryOp op, unsigned reads, Deriv deriv) {
   Primitive<> p(name);
-  p.cpu([op](const Args& a, const NoAttrs&) { return unary_kernel(op, a[0]); });
-  if (on_cuda) p.cuda([op](const Args& a, const NoAttrs&) { return cuda_kernels::unary(op, a[0]); });
-  p.saves(reads & kX ? std::vector<int>{0} : std::vector<int>{}, reads & kY)
+  p.cpu([op](const Args& a, const NoAttrs&) { return unary_kernel(op, a[0]); })
+      .cuda([op](const Args& a, const NoAttrs&) { return cuda_kernels::unary(op, a[0]); })
+      .saves(reads & kX ? std::vector<int>{0} : std::vector<int>{}, reads & kY)
       .vjp([deriv](const Tensor& g, const OpCall<>& c) { return Grads{g * deriv(c.in[0], c.out)}; })
       .jvp([deriv](const Args& t, const OpCall<>& c) { return t[0] * deriv(c.in[0], c.out); });
   return p;
@@ -86,6 +86,7 @@ Tensor unary_param_cpu(const Tensor& x, const UnaryParams& p) {
 }
 
 Tensor unary_param_kernel(const Tensor& x, const UnaryParams& p) {
+  if (x.device() == Device::CUDA) return cuda_kernels::unary_param(p.op, x, p.a, p.b);
   check_cpu(x, "unary op");
   return EMBER_DISPATCH_FLOAT(x.dtype(), "unary op", [&] { return unary_param_cpu<scalar_t>(x, p); });
 }
@@ -93,6 +94,7 @@ Tensor unary_param_kernel(const Tensor& x, const UnaryParams& p) {
 Primitive<UnaryParams> unary_param_primitive(const char* name, unsigned reads, ParamDeriv deriv) {
   Primitive<UnaryParams> p(name);
   p.cpu([](const Args& a, const UnaryParams& at) { return unary_param_kernel(a[0], at); })
+      .cuda([](const Args& a, const UnaryParams& at) { return unary_param_kernel(a[0], at); })
       .saves(reads & kX ? std::vector<int>{0} : std::vector<int>{}, reads & kY)
       .vjp([deriv](const Tensor& g, const OpCall<UnaryParams>& c) { return Grads{g * deriv(c.in[0], c.out, c.attrs)}; })
       .jvp([deriv](const Args& t, const OpCall<UnaryParams>& c) { return t[0] * deriv(c.in[0], c.out, c.attrs); });
@@ -130,14 +132,13 @@ struct UnaryPrims {
                                     [](const Tensor& v, const Tensor&) { return unary_kernel(UnaryOp::Sign, v.detach()); });
   // sign is flat wherever it is differentiable, as in PyTorch.
   Primitive<> sign = unary_primitive("sign", UnaryOp::Sign, kX, [](const Tensor& v, const Tensor&) { return scalar_like(v, 0.0); });
-  Primitive<> log1p = unary_primitive("log1p", UnaryOp::Log1p, kX, [](const Tensor& v, const Tensor&) { return 1.0 / (1.0 + v); },
-                                      false);
-  Primitive<> expm1 = unary_primitive("expm1", UnaryOp::Expm1, kY, [](const Tensor&, const Tensor& y) { return y + 1.0; }, false);
+  Primitive<> log1p = unary_primitive("log1p", UnaryOp::Log1p, kX, [](const Tensor& v, const Tensor&) { return 1.0 / (1.0 + v); });
+  Primitive<> expm1 = unary_primitive("expm1", UnaryOp::Expm1, kY, [](const Tensor&, const Tensor& y) { return y + 1.0; });
   // d/dx x s(x) = s (1 + x (1 - s))
   Primitive<> silu = unary_primitive("silu", UnaryOp::Silu, kX, [](const Tensor& v, const Tensor&) {
     Tensor s = ember::sigmoid(v);
     return s * (1.0 + v * (1.0 - s));
-  }, false);
+  });
   // Strictly inside (a, b) the gradient passes; on a bound and outside it is zero, as PyTorch 2.15
   // does for scalar bounds (measured against the peer venv; older releases passed it on the bounds).
   Primitive<UnaryParams> clamp = unary_param_primitive("clamp", kX, [](const Tensor& v, const Tensor&, const UnaryParams& p) {

@@ -8,8 +8,7 @@
 
 namespace ember {
 
-// Log1p, Expm1 and Silu come last: the CUDA kernel (ops/elementwise/cuda) does not list them yet, so
-// their primitives claim a CPU kernel only.
+// Each device lists every kind in its dispatch switch (ops/elementwise/unary.cpp, ops/elementwise/cuda).
 enum class UnaryOp { Neg, Exp, Log, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Sqrt, Erf, Abs, Square, Sign,
                      Log1p, Expm1, Silu };
 

@@ -37,16 +37,16 @@ Tensor cross_entropy_kernel(const Tensor& logits, const Tensor& targets) {
   return cpu::cross_entropy(logits, targets);
 }
 
-// softmax(logits) - one_hot(targets), scaled by 1/N: the loss's gradient, as Ember ops.
+// softmax(logits) - one_hot(targets), scaled by 1/N: the loss's gradient, as Ember ops. The
+// one-hot constant is built on the logits' device.
 Tensor loss_gradient(const Tensor& logits, const Tensor& targets) {
-  Tensor cpu_targets = targets.device() == Device::CPU ? targets : targets.to(Device::CPU);
-  Tensor y = cpu::one_hot(cpu_targets, logits.size(-1), logits.dtype());
-  if (logits.device() != Device::CPU) y = y.to(logits.device());
+  Tensor y = logits.device() == Device::CUDA ? cuda_kernels::one_hot(targets, logits.size(-1), logits.dtype())
+                                             : cpu::one_hot(targets, logits.size(-1), logits.dtype());
   return (softmax(logits, -1) - y) / double(targets.numel());
 }
 
-// Input 1 (the class indices) carries no gradient. First-order CPU gradients take one fused pass;
-// otherwise the Ember-op form, which can be differentiated again (Hessian-vector products).
+// Input 1 (the class indices) carries no gradient. First-order gradients take one fused pass on
+// either device; otherwise the Ember-op form, which can be differentiated again (Hessian-vector products).
 const Primitive<>& cross_entropy_op() {
   static const Primitive<> p =
       Primitive<>("cross_entropy")
@@ -60,6 +60,12 @@ const Primitive<>& cross_entropy_op() {
                      [](const Tensor& g, const OpCall<>& c) {
                        const Tensor &logits = c.in[0], &targets = c.in[1];
                        return Grads{cpu::cross_entropy_backward(logits, targets, g.item() / double(targets.numel())),
+                                    Tensor()};
+                     })
+          .fused_vjp(Device::CUDA,
+                     [](const Tensor& g, const OpCall<>& c) {
+                       const Tensor &logits = c.in[0], &targets = c.in[1];
+                       return Grads{cuda_kernels::cross_entropy_backward(logits, targets, g, 1.0 / double(targets.numel())),
                                     Tensor()};
                      })
           .jvp([](const Args& t, const OpCall<>& c) { return sum(loss_gradient(c.in[0], c.in[1]) * t[0]); });

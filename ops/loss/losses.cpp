@@ -62,10 +62,10 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
   Tensor t = target.detach().reshape({lp.size(0), 1});
   int64_t classes = lp.size(1);
   // Ignored targets read class 0 and are masked out afterwards; every other must be a class.
-  Tensor ignored = eq(t, full({}, double(ignore_index), DType::Int64));
-  Tensor safe = where(ignored, zeros({}, DType::Int64), t);
-  check_cpu(t, "nll_loss");
-  Tensor tc = t.contiguous();
+  Tensor ignored = t.eq(double(ignore_index));
+  Tensor safe = where(ignored, scalar_like(t, 0.0), t);
+  // The check reads the targets on the host (one value per row: a small copy from a GPU).
+  Tensor tc = t.device() == Device::CPU ? t.contiguous() : t.to(Device::CPU);
   const int64_t* ti = tc.data<int64_t>();
   for (int64_t i = 0; i < t.numel(); ++i)
     EMBER_CHECK(ti[i] == ignore_index || (ti[i] >= 0 && ti[i] < classes), "nll_loss: target ", ti[i],
@@ -79,8 +79,15 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
 
 Tensor binary_cross_entropy(const Tensor& probs, const Tensor& target, Reduction reduction) {
   check_pair("binary_cross_entropy", probs, target);
-  Tensor pc = probs.detach().contiguous();
-  EMBER_DISPATCH_FLOAT(pc.dtype(), "binary_cross_entropy", [&] {
+  // On a GPU the range is counted there first; the host copy that names the bad value is made
+  // only when there is one.
+  bool check_on_host = probs.device() == Device::CPU;
+  if (!check_on_host) {
+    Tensor p = probs.detach();
+    check_on_host = sum(logical_not(logical_and(p.ge(0.0), p.le(1.0)))).to(Device::CPU).item() > 0;
+  }
+  Tensor pc = check_on_host ? probs.detach().to(Device::CPU).contiguous() : Tensor();
+  if (check_on_host) EMBER_DISPATCH_FLOAT(pc.dtype(), "binary_cross_entropy", [&] {
     const scalar_t* p = pc.data<scalar_t>();
     for (int64_t i = 0; i < pc.numel(); ++i)
       EMBER_CHECK(p[i] >= 0 && p[i] <= 1, "binary_cross_entropy: input ", double(p[i]),
@@ -104,6 +111,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
     Tensor tc = targets.contiguous();
     const int64_t* t = tc.data<int64_t>();
     for (int64_t i = 0; i < tc.numel() && !any_ignored; ++i) any_ignored = t[i] == o.ignore_index;
+  } else if (targets.dtype() == DType::Int64 && targets.numel() > 0) {
+    any_ignored = sum(targets.detach().eq(double(o.ignore_index))).to(Device::CPU).item() > 0;
   }
   // The fused primitive covers the plain mean.
   if (o.reduction == Reduction::Mean && o.label_smoothing == 0 && !any_ignored) return cross_entropy(logits, targets);
@@ -116,7 +125,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
   Tensor lsm = log_softmax(logits.reshape({n, classes}), -1);
   Tensor t = targets.reshape({n});
   Tensor nll = nll_loss(lsm, t, Reduction::None, o.ignore_index);
-  Tensor keep = cast(ne(t.detach(), full({}, double(o.ignore_index), DType::Int64)), lsm.dtype());
+  Tensor keep = cast(t.detach().ne(double(o.ignore_index)), lsm.dtype());
   Tensor per = nll;
   if (o.label_smoothing > 0) {
     // The uniform part of the target: -(1/C) sum_c log p_c, on the kept rows only.

@@ -12,6 +12,7 @@
 #include "framework/autograd/trace.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/norm/cpu/batch_norm_kernels.h"
+#include "ops/cuda_kernels.h"
 #include "ops/op_list.h"
 #include "ops/reduce/reduce.h"
 
@@ -41,6 +42,11 @@ const Primitive<BatchNormAttrs>& batch_norm_op() {
             check_cpu(a[0], "batch_norm");
             Tensor mean, rstd, var;
             Tensor y = cpu::batch_norm_train(a[0], a[1], a[2], at.eps, &mean, &rstd, &var);
+            return KernelOut(y, {mean, rstd, var});
+          })
+          .cuda([](const Args& a, const BatchNormAttrs& at) {
+            Tensor mean, rstd, var;
+            Tensor y = cuda_kernels::batch_norm_train(a[0], a[1], a[2], at.eps, &mean, &rstd, &var);
             return KernelOut(y, {mean, rstd, var});
           })
           .saves({0, 1}, false)

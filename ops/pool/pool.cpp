@@ -4,7 +4,7 @@
 //
 // max_pool2d's VJP scatters g to the saved indices. Written with Ember ops it is an
 // embedding_backward over one-element rows (whose own VJP, a gather, is embedding), so that grad
-// of grad works; first-order CPU gradients take the fused scatter kernel instead.
+// of grad works, on either device; first-order CPU gradients take the fused scatter kernel instead.
 #include "ops/pool/pool.h"
 
 #include <cmath>
@@ -15,6 +15,7 @@
 #include "ops/matmul/matmul.h"
 #include "ops/op_list.h"
 #include "ops/pool/cpu/max_pool_kernels.h"
+#include "ops/cuda_kernels.h"
 
 namespace ember {
 namespace {
@@ -57,6 +58,11 @@ const Primitive<MaxPoolAttrs>& max_pool_op() {
             check_cpu(a[0], "max_pool2d");
             Tensor idx;
             Tensor y = cpu::max_pool2d(at.geo, a[0], &idx);
+            return KernelOut(y, {idx});
+          })
+          .cuda([](const Args& a, const MaxPoolAttrs& at) {
+            Tensor idx;
+            Tensor y = cuda_kernels::max_pool2d(at.geo, a[0], &idx);
             return KernelOut(y, {idx});
           })
           .saves({}, false)

@@ -153,7 +153,6 @@ using ReduceCall = OpCall<ReduceAttrs>;
 // and how many elements are zero (both of the keepdim shape). A gradient written as out / x fails
 // on zeros; these say what it is there.
 KernelOut prod_kernel(const Tensor& x, const ReduceAttrs& a) {
-  check_cpu(x, "prod");
   Shape order, keep_shape = reduced_shape(x.shape(), a.dims, true);
   for (int64_t i = 0; i < x.dim(); ++i)
     if (std::find(a.dims.begin(), a.dims.end(), i) == a.dims.end()) order.push_back(i);
@@ -164,6 +163,13 @@ KernelOut prod_kernel(const Tensor& x, const ReduceAttrs& a) {
   }
   Tensor rows = (order.empty() ? x : x.permute(order)).contiguous();
   int64_t outer = numel(keep_shape);
+  auto shaped = [&](const Tensor& t) { return a.keepdim ? t : t.reshape(reduced_shape(x.shape(), a.dims, false)); };
+  if (x.device() == Device::CUDA) {
+    Tensor nonzero, zeros_n;
+    Tensor out = cuda_kernels::prod_rows(rows.reshape({outer, r}), &nonzero, &zeros_n);
+    return KernelOut(shaped(out.reshape(keep_shape)), {nonzero.reshape(keep_shape), zeros_n.reshape(keep_shape)});
+  }
+  check_cpu(x, "prod");
   Tensor out = empty(keep_shape, x.dtype()), nonzero = empty(keep_shape, x.dtype()), zeros_n = empty(keep_shape, x.dtype());
   EMBER_DISPATCH_FLOAT(x.dtype(), "prod", [&] {
     const scalar_t* in = rows.data<scalar_t>();
@@ -184,7 +190,7 @@ KernelOut prod_kernel(const Tensor& x, const ReduceAttrs& a) {
       }
     });
   });
-  return KernelOut(a.keepdim ? out : out.reshape(reduced_shape(x.shape(), a.dims, false)), {nonzero, zeros_n});
+  return KernelOut(shaped(out), {nonzero, zeros_n});
 }
 
 // d prod / d x_i, of x's shape: prod / x_i where x_i != 0 (differentiable again through both);
@@ -222,6 +228,7 @@ struct ReducePrims {
                      });
   ReduceOp prod = ReduceOp("prod")
                       .cpu([](const Args& x, const ReduceAttrs& a) { return prod_kernel(x[0], a); })
+                      .cuda([](const Args& x, const ReduceAttrs& a) { return prod_kernel(x[0], a); })
                       .saves({0}, true)
                       .vjp([](const Tensor& g, const ReduceCall& c) {
                         Shape keep = reduced_shape(c.in_shape(0), c.attrs.dims, true);

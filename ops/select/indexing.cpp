@@ -6,6 +6,7 @@
 
 #include "framework/autograd/primitive.h"
 #include "framework/parallel.h"
+#include "ops/cuda_kernels.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/op_list.h"
 #include "ops/shape/shape_ops.h"
@@ -17,8 +18,10 @@ struct DimAttrs {
   int64_t dim;
 };
 
-// Every value of index within [0, size).
+// Every value of index within [0, size). A CUDA index is checked by the CUDA kernel as it reads it
+// (ops/select/cuda/gather_scatter.cu), with the same message, instead of a copy to the host here.
 void check_index_values(const char* op, const Tensor& index, int64_t size, int64_t dim, const Shape& in_shape) {
+  if (index.device() == Device::CUDA) return;
   Tensor ic = index.contiguous();
   const int64_t* p = ic.data<int64_t>();
   for (int64_t i = 0; i < ic.numel(); ++i)
@@ -83,6 +86,7 @@ struct IndexPrims {
   Primitive<DimAttrs> gather =
       Primitive<DimAttrs>("gather")
           .cpu([](const Args& a, const DimAttrs& at) { return gather_kernel(a[0], at.dim, a[1]); })
+          .cuda([](const Args& a, const DimAttrs& at) { return cuda_kernels::gather(a[0], at.dim, a[1]); })
           .dtypes({DType::Float32, DType::Float64, DType::Int64})
           .saves({1}, false)
           .vjp([](const Tensor& g, const OpCall<DimAttrs>& c) {
@@ -93,6 +97,7 @@ struct IndexPrims {
   Primitive<DimAttrs> scatter_add =
       Primitive<DimAttrs>("scatter_add")
           .cpu([](const Args& a, const DimAttrs& at) { return scatter_add_kernel(a[0], at.dim, a[1], a[2]); })
+          .cuda([](const Args& a, const DimAttrs& at) { return cuda_kernels::scatter_add(a[0], at.dim, a[1], a[2]); })
           .dtypes({DType::Float32, DType::Float64, DType::Int64})
           .saves({1}, false)
           .vjp([](const Tensor& g, const OpCall<DimAttrs>& c) {
@@ -154,6 +159,14 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
 Tensor one_hot(const Tensor& indices, int64_t num_classes) {
   EMBER_CHECK(indices.defined() && indices.dtype() == DType::Int64, "one_hot: indices must be an int64 tensor, got ",
               indices.defined() ? name(indices.dtype()) : "undefined");
+  if (indices.device() == Device::CUDA) {
+    // Inferring the class count needs the largest index on the host: one small copy.
+    if (num_classes < 0) {
+      EMBER_CHECK(num_classes == -1, "one_hot: num_classes must be positive or -1, got ", num_classes);
+      return one_hot(indices.to(Device::CPU), num_classes).to(Device::CUDA);
+    }
+    return cuda_kernels::one_hot(indices, num_classes, DType::Int64);
+  }
   check_cpu(indices, "one_hot");
   Tensor ic = indices.contiguous();
   const int64_t* p = ic.data<int64_t>();

@@ -1,13 +1,18 @@
-// The CUDA kernels of softmax, log_softmax, logsumexp, layer_norm, cross_entropy, embedding and
-// dropout against the CPU kernels (themselves checked against float64 references in their own
-// tests), forward and backward. Skipped without a GPU.
+// The CUDA kernels of softmax, log_softmax, logsumexp, layer_norm, cross_entropy, embedding,
+// dropout, gather / scatter_add / one_hot and the losses built on them against the CPU kernels
+// (themselves checked against float64 references in their own tests), forward and backward, and
+// their index checks. Skipped without a GPU (OpTable.CudaMatchesCpu covers every primitive's
+// samples as well).
 #include "test_util.h"
 #include "cuda_test_util.h"
 
 #include "ops/dropout/dropout.h"
 #include "ops/embedding/embedding.h"
 #include "ops/loss/cross_entropy.h"
+#include "ops/loss/losses.h"
 #include "ops/norm/layer_norm.h"
+#include "ops/pool/pool.h"
+#include "ops/select/indexing.h"
 #include "ops/softmax/softmax.h"
 
 using namespace ember;
@@ -93,4 +98,60 @@ TEST(CudaNnOps, DropoutDropsTheSameElementsAsTheCpu) {
   Generator g3(5), g4(5);
   auto f = [](Generator* g) { return [g](const Tensor& t) { return sum(dropout(t, 0.5, true, g) * t); }; };
   EXPECT_TRUE(all_close(cpu(grad(f(&g3))(gpu(x))), grad(f(&g4))(x), 1e-13, 1e-13));
+}
+
+TEST(CudaNnOps, GatherScatterAndOneHotMatchCpuAndCheckIndices) {
+  EMBER_SKIP_WITHOUT_GPU();
+  Tensor x = random({4, 6}, 17), idx = from_vector(std::vector<int64_t>{5, 0, 0, 3, 2, 2, 1, 4}, {4, 2});
+  EXPECT_TRUE(all_close(cpu(gather(gpu(x), 1, gpu(idx))), gather(x, 1, idx), 0, 0));
+  Tensor src = random({4, 2}, 18);
+  Tensor before = gpu(x);
+  Tensor added = scatter_add(before, 1, gpu(idx), gpu(src));
+  EXPECT_TRUE(all_close(cpu(added), scatter_add(x, 1, idx, src), 1e-15, 1e-15));
+  EXPECT_TRUE(all_close(cpu(before), x, 0, 0)) << "scatter_add wrote into its input";
+  Tensor ids = from_vector(std::vector<int64_t>{2, 0, 2, 1});
+  EXPECT_TRUE(all_close(cpu(one_hot(gpu(ids), 4)), one_hot(ids, 4), 0, 0));
+  EXPECT_TRUE(all_close(cpu(one_hot(gpu(ids))), one_hot(ids), 0, 0));
+  EXPECT_TRUE(all_close(cpu(index_select(gpu(x), 1, gpu(ids))), index_select(x, 1, ids), 0, 0));
+  Tensor bad = from_vector(std::vector<int64_t>{0, 6, 1, 2, 0, 0, 0, 0}, {4, 2});
+  EXPECT_EMBER_ERROR(gather(gpu(x), 1, gpu(bad)), "gather: index 6 is out of range for dim 1 of size 6");
+  EXPECT_EMBER_ERROR(scatter_add(gpu(x), 1, gpu(bad), gpu(src)), "scatter_add: index 6 is out of range");
+  EXPECT_EMBER_ERROR(one_hot(gpu(ids), 2), "one_hot: index 2 is out of range");
+  auto f = [&](const Tensor& t) {
+    Tensor i = t.device() == Device::CPU ? idx : gpu(idx);
+    return sum(square(gather(t, 1, i)) * gather(t, 1, i));
+  };
+  EXPECT_TRUE(all_close(cpu(grad(f)(gpu(x))), grad(f)(x), 1e-13, 1e-12));  // repeated indices add up
+}
+
+TEST(CudaNnOps, LossesWithTargetsRunOnTheGpu) {
+  EMBER_SKIP_WITHOUT_GPU();
+  Tensor logits = random({6, 5}, 19), targets = from_vector(std::vector<int64_t>{1, -100, 4, 0, -100, 2});
+  CrossEntropyOptions o;  // ignore_index -100 by default
+  EXPECT_TRUE(all_close(cpu(cross_entropy(gpu(logits), gpu(targets), o)), cross_entropy(logits, targets, o), 1e-13, 1e-12));
+  o.label_smoothing = 0.1;
+  EXPECT_TRUE(all_close(cpu(cross_entropy(gpu(logits), gpu(targets), o)), cross_entropy(logits, targets, o), 1e-13, 1e-12));
+  Tensor lsm = log_softmax(logits, 1);
+  EXPECT_TRUE(all_close(cpu(nll_loss(gpu(lsm), gpu(targets))), nll_loss(lsm, targets), 1e-13, 1e-12));
+  EXPECT_EMBER_ERROR(nll_loss(gpu(lsm), gpu(from_vector(std::vector<int64_t>{0, 1, 7, 0, 0, 0}))), "nll_loss: target 7");
+  Tensor p = sigmoid(random({3, 4}, 20)), t = sigmoid(random({3, 4}, 21));
+  EXPECT_TRUE(all_close(cpu(binary_cross_entropy(gpu(p), gpu(t))), binary_cross_entropy(p, t), 1e-13, 1e-12));
+  EXPECT_EMBER_ERROR(binary_cross_entropy(gpu(p + 1.0), gpu(t)), "is not a probability");
+}
+
+// Ties and NaNs decide which element takes the gradient: both devices must pick the same one (the
+// gradient of the sum counts how many windows picked each element, and stays finite with a NaN).
+TEST(CudaNnOps, MaxPoolPicksTheSameElementAsTheCpu) {
+  EMBER_SKIP_WITHOUT_GPU();
+  Tensor ties = randint({2, 3, 7, 6}, 0, 3).to(DType::Float64);
+  std::vector<double> v = ties.to_vector<double>();
+  v[5] = NAN;
+  Tensor with_nan = from_vector(v, ties.shape());
+  for (Pair pad : {Pair{0, 0}, Pair{1, 1}}) {
+    EXPECT_TRUE(all_close(cpu(max_pool2d(gpu(ties), {3, 2}, {2, 1}, pad, {1, 2})),
+                          max_pool2d(ties, {3, 2}, {2, 1}, pad, {1, 2}), 0, 0));
+    auto g = [pad](const Tensor& t) { return sum(max_pool2d(t, {2, 2}, {1, 1}, pad)); };
+    EXPECT_TRUE(all_close(cpu(grad(g)(gpu(ties))), grad(g)(ties), 0, 0)) << "padding " << pad[0];
+    EXPECT_TRUE(all_close(cpu(grad(g)(gpu(with_nan))), grad(g)(with_nan), 0, 0)) << "padding " << pad[0];
+  }
 }

@@ -140,11 +140,12 @@ void set_smem(KernelFn fn, size_t bytes) {
   EMBER_ATTN_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
 }
 
+// Scratch from Ember's caching allocator: no cudaMalloc / cudaFree (which synchronises the device)
+// per call. Every launch here is on the default stream, the stream the allocator orders its reuse
+// by, so the block may go back to the cache as soon as the tensor dies, before the kernels finish.
 template <class T>
-T* device_scratch(size_t n) {
-  void* p = nullptr;
-  EMBER_ATTN_CUDA(cudaMalloc(&p, n * sizeof(T)));
-  return static_cast<T*>(p);
+Tensor device_scratch(int64_t n) {
+  return empty({n}, dtype_of<T>::value, Device::CUDA);
 }
 
 cublasHandle_t handle() {
@@ -215,30 +216,24 @@ void flash_backward(const Dims& dm, const T* q, const T* k, const T* v, const T*
   a.dk = dk;
   a.dv = dv;
   const int64_t rows = dm.bh * dm.nq;
-  T* dvec = device_scratch<T>(size_t(rows));
-  try {
-    a.dvec_out = dvec;
-    rowdot_kernel<T><<<unsigned((rows + 127) / 128), 128>>>(a, rows);
+  Tensor scratch = device_scratch<T>(rows);
+  T* dvec = static_cast<T*>(scratch.raw_data());
+  a.dvec_out = dvec;
+  rowdot_kernel<T><<<unsigned((rows + 127) / 128), 128>>>(a, rows);
+  EMBER_ATTN_CUDA(cudaGetLastError());
+  a.dvec = dvec;
+  with_dmax(dm.d, [&](auto dmax) {
+    using KV = kern::FlashBackwardKV<T, decltype(dmax)::value>;
+    using KQ = kern::FlashBackwardQ<T, decltype(dmax)::value>;
+    auto fkv = flash_backward_kv_kernel<KV, T>;
+    auto fq = flash_backward_q_kernel<KQ, T>;
+    set_smem(fkv, sizeof(typename KV::Shared));
+    set_smem(fq, sizeof(typename KQ::Shared));
+    fkv<<<dim3(unsigned((dm.nk + 31) / 32), unsigned(dm.bh)), KV::THREADS, sizeof(typename KV::Shared)>>>(a);
     EMBER_ATTN_CUDA(cudaGetLastError());
-    a.dvec = dvec;
-    with_dmax(dm.d, [&](auto dmax) {
-      using KV = kern::FlashBackwardKV<T, decltype(dmax)::value>;
-      using KQ = kern::FlashBackwardQ<T, decltype(dmax)::value>;
-      auto fkv = flash_backward_kv_kernel<KV, T>;
-      auto fq = flash_backward_q_kernel<KQ, T>;
-      set_smem(fkv, sizeof(typename KV::Shared));
-      set_smem(fq, sizeof(typename KQ::Shared));
-      fkv<<<dim3(unsigned((dm.nk + 31) / 32), unsigned(dm.bh)), KV::THREADS, sizeof(typename KV::Shared)>>>(a);
-      EMBER_ATTN_CUDA(cudaGetLastError());
-      fq<<<dim3(unsigned((dm.nq + 31) / 32), unsigned(dm.bh)), KQ::THREADS, sizeof(typename KQ::Shared)>>>(a);
-      EMBER_ATTN_CUDA(cudaGetLastError());
-    });
-    EMBER_ATTN_CUDA(cudaDeviceSynchronize());
-  } catch (...) {
-    cudaFree(dvec);
-    throw;
-  }
-  EMBER_ATTN_CUDA(cudaFree(dvec));
+    fq<<<dim3(unsigned((dm.nq + 31) / 32), unsigned(dm.bh)), KQ::THREADS, sizeof(typename KQ::Shared)>>>(a);
+    EMBER_ATTN_CUDA(cudaGetLastError());
+  });
 }
 
 template <class T>
@@ -268,29 +263,23 @@ void standard_backward(const Dims& dm, const T* q, const T* k, const T* v, const
   a.o = o;
   a.dout = dout;
   const int64_t rows = dm.bh * dm.nq;
-  T* dvec = device_scratch<T>(size_t(rows));
-  try {
-    a.dvec_out = dvec;
-    rowdot_kernel<T><<<unsigned((rows + 127) / 128), 128>>>(a, rows);
-    EMBER_ATTN_CUDA(cudaGetLastError());
-    a.dvec = dvec;
-    // dV = P^T dO
-    gemm_batched(CUBLAS_OP_N, CUBLAS_OP_T, d, nk, nq, T(1), dout, d, sq, p, nk, sp, dv, d, sk, bh);
-    // dP = dO V^T
-    gemm_batched(CUBLAS_OP_T, CUBLAS_OP_N, nk, nq, d, T(1), v, d, sk, dout, d, sq, ds, nk, sp, bh);
-    // dS = P * (dP - D)
-    const int64_t total = dm.bh * dm.nq * dm.nk;
-    softmax_backward_kernel<T><<<unsigned((total + 255) / 256), 256>>>(a, p, ds, total);
-    EMBER_ATTN_CUDA(cudaGetLastError());
-    // dQ = scale dS K, dK = scale dS^T Q
-    gemm_batched(CUBLAS_OP_N, CUBLAS_OP_N, d, nq, nk, T(dm.scale), k, d, sk, ds, nk, sp, dq, d, sq, bh);
-    gemm_batched(CUBLAS_OP_N, CUBLAS_OP_T, d, nk, nq, T(dm.scale), q, d, sq, ds, nk, sp, dk, d, sk, bh);
-    EMBER_ATTN_CUDA(cudaDeviceSynchronize());
-  } catch (...) {
-    cudaFree(dvec);
-    throw;
-  }
-  EMBER_ATTN_CUDA(cudaFree(dvec));
+  Tensor scratch = device_scratch<T>(rows);
+  T* dvec = static_cast<T*>(scratch.raw_data());
+  a.dvec_out = dvec;
+  rowdot_kernel<T><<<unsigned((rows + 127) / 128), 128>>>(a, rows);
+  EMBER_ATTN_CUDA(cudaGetLastError());
+  a.dvec = dvec;
+  // dV = P^T dO
+  gemm_batched(CUBLAS_OP_N, CUBLAS_OP_T, d, nk, nq, T(1), dout, d, sq, p, nk, sp, dv, d, sk, bh);
+  // dP = dO V^T
+  gemm_batched(CUBLAS_OP_T, CUBLAS_OP_N, nk, nq, d, T(1), v, d, sk, dout, d, sq, ds, nk, sp, bh);
+  // dS = P * (dP - D)
+  const int64_t total = dm.bh * dm.nq * dm.nk;
+  softmax_backward_kernel<T><<<unsigned((total + 255) / 256), 256>>>(a, p, ds, total);
+  EMBER_ATTN_CUDA(cudaGetLastError());
+  // dQ = scale dS K, dK = scale dS^T Q
+  gemm_batched(CUBLAS_OP_N, CUBLAS_OP_N, d, nq, nk, T(dm.scale), k, d, sk, ds, nk, sp, dq, d, sq, bh);
+  gemm_batched(CUBLAS_OP_N, CUBLAS_OP_T, d, nk, nq, T(dm.scale), q, d, sq, ds, nk, sp, dk, d, sk, bh);
 }
 
 #define EMBER_INSTANTIATE(T)                                                                                     \

@@ -1,6 +1,7 @@
-// The CUDA attention kernels on raw device pointers (contiguous (BH, N, d) arrays), so that they
-// stand on their own: they allocate their scratch with cudaMalloc and check every CUDA and cuBLAS
-// call, turning failures into ember::Error. Compiled only when CMake finds CUDA (EMBER_HAS_CUDA).
+// The CUDA attention kernels on raw device pointers (contiguous (BH, N, d) arrays). They take their
+// scratch from Ember's caching allocator, launch on the default stream without synchronising (a
+// caller that reads the results on the host synchronises, as for any op), and check every CUDA and
+// cuBLAS call, turning failures into ember::Error. Compiled only when CMake finds CUDA (EMBER_HAS_CUDA).
 #pragma once
 #include <cstdint>
 

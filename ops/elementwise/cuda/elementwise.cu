@@ -58,7 +58,41 @@ Tensor unary_typed(UnaryOp op, const Tensor& x) {
   case UnaryOp::K: return unary_launch<T, UnaryOp::K>(x);
     EMBER_CASE(Neg) EMBER_CASE(Exp) EMBER_CASE(Log) EMBER_CASE(Sin) EMBER_CASE(Cos) EMBER_CASE(Tanh)
     EMBER_CASE(Sigmoid) EMBER_CASE(Relu) EMBER_CASE(Gelu) EMBER_CASE(GeluTanh) EMBER_CASE(Sqrt)
-    EMBER_CASE(Erf) EMBER_CASE(Abs) EMBER_CASE(Square) EMBER_CASE(Sign)
+    EMBER_CASE(Erf) EMBER_CASE(Abs) EMBER_CASE(Square) EMBER_CASE(Sign) EMBER_CASE(Log1p) EMBER_CASE(Expm1)
+    EMBER_CASE(Silu)
+#undef EMBER_CASE
+  }
+  throw Error("unary op: unknown kind");
+}
+
+// The parameterised functions read x through OffsetCalc always: they are rarer than the plain
+// ones, and one path keeps the kernel count down.
+template <class T, UnaryParamOp Op>
+__global__ void unary_param_strided(const T* x, T* o, int64_t n, OffsetCalc<1> calc, T a, T b) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t off[1];
+    calc.offsets(i, off);
+    o[i] = apply_unary_param(Op, x[off[0]], a, b);
+  }
+}
+
+template <class T, UnaryParamOp Op>
+Tensor unary_param_launch(const Tensor& x, double a, double b) {
+  Tensor out = empty(x.shape(), x.dtype(), Device::CUDA);
+  int64_t n = x.numel();
+  if (n == 0) return out;
+  auto calc = make_offset_calc<1>(x.shape(), {x.strides()}, {x.offset()}, "unary op");
+  unary_param_strided<T, Op><<<blocks_for(n), kThreads>>>(base_ptr<T>(x), out.data<T>(), n, calc, T(a), T(b));
+  EMBER_CUDA_CHECK_LAUNCH();
+  return out;
+}
+
+template <class T>
+Tensor unary_param_typed(UnaryParamOp op, const Tensor& x, double a, double b) {
+  switch (op) {
+#define EMBER_CASE(K) \
+  case UnaryParamOp::K: return unary_param_launch<T, UnaryParamOp::K>(x, a, b);
+    EMBER_CASE(Clamp) EMBER_CASE(LeakyRelu) EMBER_CASE(Elu) EMBER_CASE(Softplus)
 #undef EMBER_CASE
   }
   throw Error("unary op: unknown kind");
@@ -139,6 +173,11 @@ Tensor unary(UnaryOp op, const Tensor& x) {
   return EMBER_DISPATCH_FLOAT(x.dtype(), "unary op", [&] { return unary_typed<scalar_t>(op, x); });
 }
 
+Tensor unary_param(UnaryParamOp op, const Tensor& x, double a, double b) {
+  check_cuda(x, "unary op");
+  return EMBER_DISPATCH_FLOAT(x.dtype(), "unary op", [&] { return unary_param_typed<scalar_t>(op, x, a, b); });
+}
+
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, const Shape& shape) {
   check_cuda(a, binary_name(op));
   check_cuda(b, binary_name(op));
@@ -186,6 +225,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, const Shape& 
 namespace {
 const bool registered = [] {
   cuda_kernels::unary.set(&unary);
+  cuda_kernels::unary_param.set(&unary_param);
   cuda_kernels::binary.set(&binary);
   cuda_kernels::cast.set(&cast);
   cuda_kernels::where.set(&where);

@@ -1,7 +1,8 @@
 // CUDA cross-entropy with the CPU kernel's contract (ops/loss/cross_entropy.cpp): logits (..., C)
 // any strides, int64 targets (...) on the GPU, each checked to lie in [0, C); the mean loss as a
 // 0-d tensor of the logits' dtype. One block per row computes log-sum-exp - logits[target] in
-// double; the row losses are then summed by the deterministic block reduction of sum().
+// double; the row losses are then summed by the deterministic block reduction of sum(). The
+// first-order backward, (softmax - one_hot) * g / N, is one more pass over the rows, on the device.
 #include "framework/cuda/indexing.cuh"
 #include "ops/softmax/cuda/max_sum.cuh"
 #include "ops/cuda_kernels.h"
@@ -41,7 +42,61 @@ __global__ void mean_of(const double* total, T* out, int64_t rows) {
   out[0] = T(total[0] / double(rows));
 }
 
+// One block per row: its log-sum-exp as in row_losses, then each thread writes its strided share of
+// (softmax - one_hot) * g / N, g read on the device (no copy of it to the host). A bad target was already refused by the forward; it is reported
+// again here rather than read out of bounds.
+template <class T>
+__global__ void row_gradients(const T* logits, const int64_t* targets, T* grad, int64_t classes, const T* g,
+                              double inv_n, unsigned long long* bad) {
+  __shared__ DeviceMaxSum<T> part[kRowThreads];
+  const T* row = logits + blockIdx.x * classes;
+  DeviceMaxSum<T> ms = DeviceMaxSum<T>::empty();
+  for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) ms.add(row[k]);
+  part[threadIdx.x] = ms;
+  __syncthreads();
+  block_merge(part);
+  const double lse = double(part[0].log_sum_exp());
+  const int64_t t = targets[blockIdx.x];
+  if (t < 0 || t >= classes) {
+    if (threadIdx.x == 0) BadIndex::report(bad, blockIdx.x);
+    return;
+  }
+  const double scale = double(g[0]) * inv_n;
+  T* out = grad + blockIdx.x * classes;
+  for (int64_t k = threadIdx.x; k < classes; k += blockDim.x)
+    out[k] = T((exp(double(row[k]) - lse) - (k == t ? 1.0 : 0.0)) * scale);
+}
+
+void raise_bad_target(const BadIndex& bad, const Tensor& targets, int64_t rows, int64_t classes) {
+  int64_t i = bad.first();
+  if (i < 0) return;
+  int64_t t = int64_t(targets.reshape({rows}).slice(0, i, i + 1).to(Device::CPU).item());
+  throw Error(str("cross_entropy: target ", t, " at flat index ", i, " is out of range for ", classes,
+                  " classes (expected 0 to ", classes - 1, ")"));
+}
+
 }  // namespace
+
+Tensor cross_entropy_backward(const Tensor& logits_in, const Tensor& targets_in, const Tensor& g_in, double inv_n) {
+  EMBER_CHECK(logits_in.device() == Device::CUDA && targets_in.device() == Device::CUDA,
+              "cross_entropy: expected logits and targets on cuda");
+  EMBER_CHECK(g_in.device() == Device::CUDA && g_in.numel() == 1 && g_in.dtype() == logits_in.dtype(),
+              "cross_entropy: expected a one-element output gradient on cuda of the logits' dtype");
+  Tensor logits = logits_in.contiguous(), targets = targets_in.contiguous(), g = g_in.contiguous();
+  int64_t classes = logits.size(-1), rows = targets.numel();
+  EMBER_CHECK(rows < (int64_t(1) << 31), "cross_entropy: too many rows for one launch (", rows, ")");
+  Tensor grad = empty(logits.shape(), logits.dtype(), Device::CUDA);
+  if (rows == 0) return grad;
+  BadIndex bad;
+  EMBER_DISPATCH_FLOAT(logits.dtype(), "cross_entropy", [&] {
+    row_gradients<scalar_t><<<unsigned(rows), kRowThreads>>>(logits.data<scalar_t>(), targets.data<int64_t>(),
+                                                              grad.data<scalar_t>(), classes, g.data<scalar_t>(),
+                                                              inv_n, bad.ptr());
+  });
+  EMBER_CUDA_CHECK_LAUNCH();
+  raise_bad_target(bad, targets, rows, classes);
+  return grad;
+}
 
 Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets_in) {
   EMBER_CHECK(logits_in.device() == Device::CUDA && targets_in.device() == Device::CUDA,
@@ -56,12 +111,7 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets_in) {
                                                            loss.data<double>(), classes, bad.ptr());
   });
   EMBER_CUDA_CHECK_LAUNCH();
-  int64_t i = bad.first();
-  if (i >= 0) {
-    int64_t t = int64_t(targets.reshape({rows}).slice(0, i, i + 1).to(Device::CPU).item());
-    throw Error(str("cross_entropy: target ", t, " at flat index ", i, " is out of range for ", classes,
-                    " classes (expected 0 to ", classes - 1, ")"));
-  }
+  raise_bad_target(bad, targets, rows, classes);
   Tensor total = sum_dim(loss, 1, rows, 1);  // summed in a fixed order, in double
   Tensor out = empty({}, logits.dtype(), Device::CUDA);
   EMBER_DISPATCH_FLOAT(logits.dtype(), "cross_entropy", [&] {
@@ -75,6 +125,7 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets_in) {
 namespace {
 const bool registered = [] {
   cuda_kernels::cross_entropy.set(&cross_entropy);
+  cuda_kernels::cross_entropy_backward.set(&cross_entropy_backward);
   return true;
 }();
 }  // namespace

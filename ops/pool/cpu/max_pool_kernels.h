@@ -2,12 +2,11 @@
 // the scatter of an output cotangent to those indices.
 #pragma once
 #include "framework/tensor.h"
+#include "ops/pool/pool_geometry.h"
 
 namespace ember::cpu {
 
-struct PoolGeometry {
-  int64_t n, c, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw;
-};
+using ember::PoolGeometry;
 
 // Returns the pooled values; *indices receives int64 indices into x.flatten(), shaped like the output.
 Tensor max_pool2d(const PoolGeometry& g, const Tensor& x, Tensor* indices);
