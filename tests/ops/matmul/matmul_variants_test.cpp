@@ -157,7 +157,7 @@ TEST_P(MatmulVariants, PackedEveryInstructionSet) {
 INSTANTIATE_TEST_SUITE_P(Dtypes, MatmulVariants, ::testing::Values(DType::Float32, DType::Float64),
                          [](const ::testing::TestParamInfo<DType>& i) { return std::string(name(i.param)); });
 
-TEST(MatmulVariants, TheStudyKernelsAreAmongThoseTested) {
+TEST(MatmulVariantsCoverage, TheStudyKernelsAreAmongThoseTested) {
   std::vector<std::string> tested;
   for (const MatmulOptions& o : all_variants()) tested.push_back(label(o));
   for (const char* v : {"auto", "packed", "naive", "ikj", "blocked", kOddBlocked})
