@@ -27,7 +27,7 @@ namespace {
 bool blas_available() {
   try {
     MatmulOptions o;
-    o.impl = MatmulImpl::Blas;
+    o.impl = "blas";
     matmul(ones({2, 2}), ones({2, 2}), o);
     return true;
   } catch (const Error&) {
@@ -94,7 +94,7 @@ json speed_section(const SpeedOptions& opt) {
     };
     emit("dense, Ember matmul", 1.0, N, t_dense);
     if (blas) {
-      MatmulImplGuard guard(MatmulImpl::Blas);
+      MatmulImplGuard guard("blas");
       emit("dense, OpenBLAS matmul", 1.0, N, median_seconds([&] { sparsity::dense_mlp(next_x(), w); }, opt.warmup, opt.repeats));
     }
     emit("gathered kernel, every unit", 1.0, N, t_all);

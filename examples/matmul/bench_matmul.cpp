@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
       ("sizes", "square sizes n (n x n @ n x n), comma-separated", cxxopts::value<std::string>()->default_value("64,128,256,512,1024,2048"))
       ("shapes", "extra products MxKxN (M x K @ K x N), comma-separated, e.g. 128x784x256", cxxopts::value<std::string>()->default_value(""))
       ("gpt2-tokens", "rows of the GPT-2 products (0: skip them)", cxxopts::value<int64_t>()->default_value("64"))
-      ("variants", "comma-separated; cpu: naive,ikj,blocked,packed,auto,blas", cxxopts::value<std::string>()->default_value(""))
+      ("variants", "comma-separated; cpu: naive,ikj,blocked,packed,auto,blas (any registered CPU variant)", cxxopts::value<std::string>()->default_value(""))
       ("dtype", "float32 or float64", cxxopts::value<std::string>()->default_value("float32"))
       ("warmup", "untimed runs per variant and shape", cxxopts::value<int>()->default_value("2"))
       ("repeats", "timed runs (the median is reported)", cxxopts::value<int>()->default_value("7"))

@@ -1,5 +1,6 @@
-// The CPU back-end of bench_matmul: every Ember CPU variant and the OpenBLAS peer on the same
-// buffers, each validated on sampled entries before it is timed.
+// The CPU back-end of bench_matmul: every CPU variant registered with matmul (the library's packed
+// kernel and OpenBLAS peer, the study's naive, ikj and blocked) on the same buffers, each
+// validated on sampled entries before it is timed.
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -8,26 +9,22 @@
 #include "examples/common/progress_bar.h"
 #include "examples/matmul/matmul_bench.h"
 #include "framework/parallel.h"
+#include "examples/matmul/study/study_kernels.h"
 #include "ops/matmul/cpu/kernels.h"
 
 namespace ember::matmul_bench {
 
 namespace {
 
-using Kernel = std::function<void(const GemmArgs&)>;
+using Kernel = Matmul2dKernel;
 
+// Every CPU variant registered with matmul (the library's, the study's, any other), timed as the
+// 2-D kernel itself, and "auto", the library's own choice per shape.
 std::map<std::string, Kernel> cpu_kernels() {
-  MatmulOptions blocked_opt;  // the defaults of MatmulOptions: 64 x 256 x 128
-  return {
-      {"naive", cpu::gemm_naive},
-      {"ikj", cpu::gemm_ikj},
-      {"blocked", [blocked_opt](const GemmArgs& g) {
-         cpu::gemm_blocked(g, blocked_opt.block_m, blocked_opt.block_n, blocked_opt.block_k);
-       }},
-      {"packed", [](const GemmArgs& g) { cpu::gemm_packed(g); }},
-      {"auto", [](const GemmArgs& g) { cpu_gemm(g, MatmulOptions{}); }},
-      {"blas", cpu::gemm_blas},
-  };
+  matmul_study::register_matmul_study_kernels();
+  std::map<std::string, Kernel> out{{"auto", matmul_cpu_kernel("")}};
+  for (const std::string& v : matmul_variants(Device::CPU)) out[v] = matmul_cpu_kernel(v);
+  return out;
 }
 
 int vector_bytes(cpu::CpuIsa isa) { return isa == cpu::CpuIsa::Avx512 ? 64 : isa == cpu::CpuIsa::Avx2 ? 32 : 16; }
@@ -69,9 +66,11 @@ std::vector<Result> run_typed(const Config& cfg) {
 #endif
   cpu::blas_set_threads(threads);
   std::map<std::string, Kernel> kernels = cpu_kernels();
-  for (const std::string& v : cfg.variants)
-    EMBER_CHECK(kernels.count(v), "bench_matmul: unknown CPU variant '", v,
-                "' (expected naive, ikj, blocked, packed, auto or blas)");
+  for (const std::string& v : cfg.variants) {
+    std::string known;
+    for (const auto& [name, kern] : kernels) known += (known.empty() ? "" : ", ") + name;
+    EMBER_CHECK(kernels.count(v), "bench_matmul: unknown CPU variant '", v, "' (registered: ", known, ")");
+  }
   std::vector<Result> out;
   ember::examples::ProgressBar progress("cpu", int(cfg.cases.size() * cfg.variants.size()), true, stderr, "runs");
   Generator gen(cfg.seed);

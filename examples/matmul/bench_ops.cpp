@@ -16,6 +16,7 @@
 #include "examples/common/bandwidth.h"
 #include "examples/common/bench.h"
 #include "examples/matmul/bench_ops_table.h"
+#include "examples/matmul/study/study_kernels.h"
 #include "framework/parallel.h"
 #include "ops/loss/cpu/cross_entropy_kernels.h"
 #include "ops/norm/cpu/layer_norm_kernels.h"
@@ -57,6 +58,7 @@ int main(int argc, char** argv) {
       std::cout << options.help() << std::endl;
       return 0;
     }
+    ember::matmul_study::register_matmul_study_kernels();  // the table then lists the study's variants too
     if (args.count("list")) {
       print_op_table(std::cout);
       return 0;

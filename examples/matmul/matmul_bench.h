@@ -22,7 +22,7 @@ struct Case {
 
 struct Config {
   std::vector<Case> cases;
-  std::vector<std::string> variants;  // names as in parse_matmul_impl, plus "ikj" on the CPU
+  std::vector<std::string> variants;  // CPU: registered matmul variants and "auto"; CUDA: gpu_timing.h's
   DType dtype = DType::Float32;
   bench::Options timing;
   int threads = 0;          // CPU threads for Ember and for OpenBLAS (0: all)

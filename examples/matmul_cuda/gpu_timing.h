@@ -62,11 +62,11 @@ GpuSamples time_launch(Run&& run, const GpuTiming& opt, const L2Flusher& l2) {
   return s;
 }
 
-// A GPU matmul variant as the benchmarks name it: a MatmulImpl (with TILE for tiled), or the
-// double-buffered register-tiled kernel, which only the benchmarks select.
+// A GPU matmul variant as the benchmarks name it: a CUDA variant of matmul (with TILE for tiled),
+// or the double-buffered register-tiled kernel, which only the benchmarks select.
 struct GpuVariant {
   std::string label;  // "naive", "tiled(16)", "register_tiled_db", ...
-  MatmulImpl impl;
+  std::string impl;   // matmul's name of the kernel: "naive", "tiled", "register_tiled", "cublas", ...
   int tile = 0;
   bool double_buffered = false;
 
@@ -77,7 +77,7 @@ struct GpuVariant {
     }
     cuda::gemm(g, 1, impl, tile);
   }
-  bool float32_only() const { return impl == MatmulImpl::RegisterTiled || impl == MatmulImpl::CublasTF32; }
+  bool float32_only() const { return impl == "register_tiled" || impl == "cublas_tf32"; }
 };
 
 // "naive,tiled,register_tiled,register_tiled_db,cublas,cublas_tf32" -> variants, "tiled" swept
@@ -86,15 +86,13 @@ inline std::vector<GpuVariant> parse_gpu_variants(const std::vector<std::string>
   std::vector<GpuVariant> out;
   for (const std::string& v : names) {
     if (v == "register_tiled_db") {
-      out.push_back({v, MatmulImpl::RegisterTiled, 0, true});
+      out.push_back({v, "register_tiled", 0, true});
       continue;
     }
-    MatmulImpl impl = parse_matmul_impl(v);
-    if (impl == MatmulImpl::Tiled)
-      for (int t : tiles) out.push_back({str("tiled(", t, ")"), impl, t});
-    else if (impl == MatmulImpl::Naive || impl == MatmulImpl::RegisterTiled || impl == MatmulImpl::Cublas ||
-             impl == MatmulImpl::CublasTF32)
-      out.push_back({v, impl});
+    if (v == "tiled")
+      for (int t : tiles) out.push_back({str("tiled(", t, ")"), v, t});
+    else if (v == "naive" || v == "register_tiled" || v == "cublas" || v == "cublas_tf32")
+      out.push_back({v, v});
     else
       throw Error(str("'", v, "' is not a CUDA matmul variant (expected naive, tiled, register_tiled, ",
                       "register_tiled_db, cublas or cublas_tf32)"));

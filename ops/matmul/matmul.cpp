@@ -1,8 +1,11 @@
 // matmul: checks, NumPy promotion of 1-d operands, batch broadcasting, dispatch to a kernel
-// variant, and the VJP/JVP (one formula for every device and variant).
+// variant by name, the registry of CPU variants, and the VJP/JVP (one formula for every device
+// and variant).
 #include "ops/matmul/matmul.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 #include "framework/autograd/primitive.h"
 #include "ops/op_list.h"
@@ -16,51 +19,51 @@
 namespace ember {
 
 namespace {
-thread_local MatmulImpl t_default_impl = MatmulImpl::Auto;
-}
+thread_local std::string t_default_impl;
 
-MatmulImplGuard::MatmulImplGuard(MatmulImpl impl) : prev_(t_default_impl) { t_default_impl = impl; }
-MatmulImplGuard::~MatmulImplGuard() { t_default_impl = prev_; }
-MatmulImpl default_matmul_impl() { return t_default_impl; }
+bool is_default(const std::string& impl) { return impl.empty() || impl == "auto"; }
 
-const char* name(MatmulImpl impl) {
-  static const char* names[] = {"auto", "naive", "blocked", "packed", "blas", "tiled", "register_tiled", "cublas", "cublas_tf32"};
-  return names[int(impl)];
-}
-
-MatmulImpl parse_matmul_impl(const std::string& s) {
-  for (int i = 0; i <= int(MatmulImpl::CublasTF32); ++i)
-    if (s == name(MatmulImpl(i))) return MatmulImpl(i);
-  throw Error(str("unknown matmul impl '", s,
-                  "' (expected auto, naive, blocked, packed, blas, tiled, register_tiled, cublas or cublas_tf32)"));
-}
-
-namespace {
 // C (m x 1) = A b as its transpose, C^T = b^T A^T: one row times a matrix, the GEMV kernel's shape.
 // A's rows become B's columns, so a row-major A takes the dot-product path (each row of A read once,
 // contiguously) and a transposed A the axpy path.
 GemmArgs as_row_times_matrix(const GemmArgs& g) {
   return GemmArgs{1, g.m, g.k, g.b, g.b_cs, g.b_rs, g.a, g.a_cs, g.a_rs, g.c, g.m, g.dtype};
 }
+
+// The library's CPU kernel: the fastest of Ember's own per shape (examples/matmul/README.md).
+void gemm_best(const GemmArgs& g) {
+  if (g.m == 1) return cpu::gemv(g);  // generation steps: packing B would double its traffic
+  if (g.n == 1 && g.c_rs == 1) return cpu::gemv(as_row_times_matrix(g));  // matrix times column vector
+  cpu::gemm_packed(g);
+}
+
+// The CPU variants' 2-D kernels by name; the op's variant list keeps their order. Guarded because
+// a program may register while another thread asks for a kernel by name.
+struct CpuVariants {
+  std::mutex mutex;
+  std::map<std::string, Matmul2dKernel> kernels;
+};
+CpuVariants& cpu_variants() {
+  static CpuVariants v;
+  return v;
+}
+
 }  // namespace
 
+MatmulImplGuard::MatmulImplGuard(std::string impl) : prev_(std::move(t_default_impl)) { t_default_impl = std::move(impl); }
+MatmulImplGuard::~MatmulImplGuard() { t_default_impl = std::move(prev_); }
+const std::string& default_matmul_impl() { return t_default_impl; }
+
 void cpu_gemm(const GemmArgs& g, const MatmulOptions& opt) {
-  switch (opt.impl) {
-    case MatmulImpl::Naive: return cpu::gemm_naive(g);
-    case MatmulImpl::Blocked: return cpu::gemm_blocked(g, opt.block_m, opt.block_n, opt.block_k);
-    case MatmulImpl::Auto:  // the fastest of Ember's own (examples/matmul/README.md)
-      if (g.m == 1) return cpu::gemv(g);  // generation steps: packing B would double its traffic
-      if (g.n == 1 && g.c_rs == 1) return cpu::gemv(as_row_times_matrix(g));  // matrix times column vector
-      return cpu::gemm_packed(g);
-    case MatmulImpl::Packed: return cpu::gemm_packed(g);
-    case MatmulImpl::Blas: return cpu::gemm_blas(g);
-    default: throw Error(str("matmul: impl '", name(opt.impl), "' is not available on the CPU in this build"));
-  }
+  if (is_default(opt.impl)) return gemm_best(g);
+  matmul_cpu_kernel(opt.impl)(g);
 }
 
 namespace {
 
-Tensor matmul_cpu(const Tensor& a, const Tensor& b, const Shape& batch, const MatmulOptions& opt) {
+// The CPU products of one application with `kernel` (nullptr: the library's, which may also fold a
+// batch into one tall matrix-vector product).
+Tensor matmul_cpu(const Tensor& a, const Tensor& b, const Shape& batch, const Matmul2dKernel* kernel) {
   int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
   Shape ashape = batch, bshape = batch, oshape = batch;
   ashape.insert(ashape.end(), {m, k});
@@ -78,10 +81,10 @@ Tensor matmul_cpu(const Tensor& a, const Tensor& b, const Shape& batch, const Ma
   const char* pa = static_cast<const char*>(ae.impl()->storage->data());
   const char* pb = static_cast<const char*>(be.impl()->storage->data());
   char* po = static_cast<char*>(out.raw_data());
+  auto gemm = [&](const GemmArgs& g) { kernel ? (*kernel)(g) : gemm_best(g); };
   auto run = [&](int64_t oa, int64_t ob, int64_t oo) {
-    GemmArgs g{m, n, k, pa + oa * int64_t(es), ae.strides()[nb], ae.strides()[nb + 1],
-               pb + ob * int64_t(es), be.strides()[nb], be.strides()[nb + 1], po + oo * int64_t(es), n, a.dtype()};
-    cpu_gemm(g, opt);
+    gemm(GemmArgs{m, n, k, pa + oa * int64_t(es), ae.strides()[nb], ae.strides()[nb + 1], pb + ob * int64_t(es),
+                  be.strides()[nb], be.strides()[nb + 1], po + oo * int64_t(es), n, a.dtype()});
   };
   if (nb == 0) {
     run(ae.offset(), be.offset(), 0);
@@ -90,10 +93,9 @@ Tensor matmul_cpu(const Tensor& a, const Tensor& b, const Shape& batch, const Ma
   // A stack of matrices times one shared column vector is one tall matrix-vector product: one pass
   // over all of A with the threads splitting every row, instead of a short GEMV per matrix.
   const bool shared_b = std::all_of(bbst.begin(), bbst.end(), [](int64_t s) { return s == 0; });
-  if (n == 1 && shared_b && opt.impl == MatmulImpl::Auto && a.shape() == ashape && a.is_contiguous()) {
-    GemmArgs g{out.numel(), 1, k, pa + ae.offset() * int64_t(es), k, 1, pb + be.offset() * int64_t(es),
-               be.strides()[nb], be.strides()[nb + 1], po, 1, a.dtype()};
-    cpu_gemm(g, opt);
+  if (n == 1 && shared_b && !kernel && a.shape() == ashape && a.is_contiguous()) {
+    gemm(GemmArgs{out.numel(), 1, k, pa + ae.offset() * int64_t(es), k, 1, pb + be.offset() * int64_t(es),
+                  be.strides()[nb], be.strides()[nb + 1], po, 1, a.dtype()});
     return out;
   }
   Shape rows = batch;  // iterate batch indices; the "row" here is the last batch dim
@@ -104,41 +106,46 @@ Tensor matmul_cpu(const Tensor& a, const Tensor& b, const Shape& batch, const Ma
   return out;
 }
 
-// The kernel of one variant (opt.impl) on raw operands of at least 2 dims.
-Tensor matmul_run(const Tensor& a, const Tensor& b, MatmulOptions o) {
+Shape batch_of(const Tensor& a, const Tensor& b) {
   Shape abatch(a.shape().begin(), a.shape().end() - 2), bbatch(b.shape().begin(), b.shape().end() - 2);
-  Shape batch = broadcast_shapes(abatch, bbatch, "matmul");
-  if (a.device() == Device::CUDA) return cuda_kernels::matmul(a, b, batch, o);
-  return matmul_cpu(a, b, batch, o);
+  return broadcast_shapes(abatch, bbatch, "matmul");
+}
+
+// On CUDA tensors the backend's dispatcher runs the variant that `impl` names ("": cuBLAS).
+KernelOut matmul_cuda(const Args& x, const MatmulOptions& opt, const char* impl) {
+  MatmulOptions o = opt;
+  o.impl = impl;
+  return cuda_kernels::matmul(x[0], x[1], batch_of(x[0], x[1]), o);
 }
 
 using MatmulOp = Primitive<MatmulOptions>;
 
-// Every variant the build has, by device: a study or a test selects one by name (opt.impl, a
-// MatmulImplGuard, or a ScopedVariant), and Auto picks the fastest of Ember's own.
+// Called with cpu_variants().mutex held.
+void add_cpu_variant(MatmulOp& p, const std::string& name, Matmul2dKernel kernel) {
+  cpu_variants().kernels.emplace(name, kernel);
+  p.variant(Device::CPU, name, [k = std::move(kernel)](const Args& x, const MatmulOptions&) {
+    return KernelOut(matmul_cpu(x[0], x[1], batch_of(x[0], x[1]), &k));
+  });
+}
+
+// The library's kernel per device and its named peers; a call selects one by name (opt.impl, a
+// MatmulImplGuard, or a ScopedVariant), and programs add their own (register_matmul_variant).
 MatmulOp matmul_primitive() {
-  auto with = [](MatmulImpl impl) {
-    return [impl](const Args& x, const MatmulOptions& opt) {
-      MatmulOptions o = opt;
-      o.impl = impl;
-      return KernelOut(matmul_run(x[0], x[1], o));
-    };
-  };
-  auto auto_kernel = [](const Args& x, const MatmulOptions& opt) {
-    MatmulOptions o = opt;
-    o.impl = MatmulImpl::Auto;
-    return KernelOut(matmul_run(x[0], x[1], o));
-  };
   MatmulOp p("matmul");
-  p.cpu(auto_kernel).cuda(auto_kernel);
-  for (MatmulImpl i : {MatmulImpl::Naive, MatmulImpl::Blocked, MatmulImpl::Packed}) p.variant(Device::CPU, name(i), with(i));
-  p.variant(Device::CPU, name(MatmulImpl::Blas), with(MatmulImpl::Blas));
-  for (MatmulImpl i : {MatmulImpl::Naive, MatmulImpl::Tiled, MatmulImpl::RegisterTiled, MatmulImpl::Cublas,
-                       MatmulImpl::CublasTF32})
-    p.variant(Device::CUDA, name(i), with(i));
+  p.cpu([](const Args& x, const MatmulOptions&) { return KernelOut(matmul_cpu(x[0], x[1], batch_of(x[0], x[1]), nullptr)); })
+      .cuda([](const Args& x, const MatmulOptions& opt) { return matmul_cuda(x, opt, ""); });
+  {
+    std::lock_guard<std::mutex> lock(cpu_variants().mutex);
+    add_cpu_variant(p, "packed", [](const GemmArgs& g) { cpu::gemm_packed(g); });
+    add_cpu_variant(p, "blas", cpu::gemm_blas);
+  }
+  // The CUDA study kernels and cuBLAS live in the backend (ops/matmul/cuda); the names are known
+  // here so that a CPU-only build refuses them with the same message as any unknown variant.
+  for (const char* v : {"naive", "tiled", "register_tiled", "cublas", "cublas_tf32"})
+    p.variant(Device::CUDA, v, [v](const Args& x, const MatmulOptions& opt) { return matmul_cuda(x, opt, v); });
   p.choose([](const Args&, const MatmulOptions& opt) -> const char* {
-     MatmulImpl impl = opt.impl == MatmulImpl::Auto ? default_matmul_impl() : opt.impl;
-     return impl == MatmulImpl::Auto ? nullptr : name(impl);
+     const std::string& impl = is_default(opt.impl) ? default_matmul_impl() : opt.impl;
+     return is_default(impl) ? nullptr : impl.c_str();
    })
       .vjp([](const Tensor& g, const OpCall<MatmulOptions>& c) {
         const Tensor &a = c.in[0], &b = c.in[1];
@@ -157,12 +164,57 @@ MatmulOp matmul_primitive() {
   return p;
 }
 
-const MatmulOp& matmul_op() {
-  static const MatmulOp p = matmul_primitive();
+// Not const: register_matmul_variant adds to it after its declaration.
+MatmulOp& matmul_op() {
+  static MatmulOp p = matmul_primitive();
   return p;
 }
 
 }  // namespace
+
+std::vector<std::string> matmul_variants(Device d) {
+  MatmulOp& op = matmul_op();
+  std::lock_guard<std::mutex> lock(cpu_variants().mutex);
+  std::vector<std::string> names;
+  for (const auto& [dev, v] : op.info().variants)
+    if (dev == d) names.push_back(v);
+  return names;
+}
+
+std::string parse_matmul_impl(const std::string& s, Device d) {
+  if (is_default(s)) return s;
+  std::vector<std::string> names = matmul_variants(d);
+  if (std::find(names.begin(), names.end(), s) != names.end()) return s;
+  std::string known = "auto";
+  for (const std::string& n : names) known += ", " + n;
+  throw Error(str("matmul: variant '", s, "' is not available on ", d, " (registered: ", known, ")",
+                  d == Device::CPU ? "; a study's kernels join when its program calls their registration, e.g. "
+                                     "matmul_study::register_matmul_study_kernels() of examples/matmul"
+                                   : ""));
+}
+
+Matmul2dKernel matmul_cpu_kernel(const std::string& impl) {
+  if (is_default(impl)) return gemm_best;
+  matmul_op();  // the library's own variants are registered with the op
+  {
+    std::lock_guard<std::mutex> lock(cpu_variants().mutex);
+    auto it = cpu_variants().kernels.find(impl);
+    if (it != cpu_variants().kernels.end()) return it->second;
+  }
+  parse_matmul_impl(impl, Device::CPU);  // throws, naming what is registered
+  throw Error(str("matmul: no CPU kernel '", impl, "'"));
+}
+
+void register_matmul_variant(const std::string& name, Matmul2dKernel kernel) {
+  EMBER_CHECK(bool(kernel), "register_matmul_variant: the kernel of '", name, "' is empty");
+  EMBER_CHECK(!is_default(name), "register_matmul_variant: '", name,
+              "' is reserved for the library's own kernel; give the variant a name of its own");
+  MatmulOp& op = matmul_op();
+  std::lock_guard<std::mutex> lock(cpu_variants().mutex);
+  EMBER_CHECK(!op.info().has_variant(Device::CPU, name), "register_matmul_variant: matmul already has a CPU variant '",
+              name, "'");
+  add_cpu_variant(op, name, std::move(kernel));
+}
 
 Tensor matmul(const Tensor& a, const Tensor& b, const MatmulOptions& opt) {
   EMBER_CHECK(a.defined() && b.defined(), "matmul: an operand is undefined");
@@ -176,6 +228,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, const MatmulOptions& opt) {
   if (b.dim() == 1) return matmul(a, b.unsqueeze(-1), opt).squeeze(-1);
   EMBER_CHECK(a.size(-1) == b.size(-2), "matmul: inner dimensions differ, ", to_string(a.shape()), " @ ",
               to_string(b.shape()), " (", a.size(-1), " vs ", b.size(-2), ")");
+  if (!is_default(opt.impl)) parse_matmul_impl(opt.impl, a.device());  // an unknown name, with what there is
   return matmul_op()({a, b}, opt);
 }
 

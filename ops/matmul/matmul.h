@@ -1,52 +1,49 @@
 // Matrix multiplication with NumPy semantics: (..., m, k) @ (..., k, n) -> (..., m, n), batch dims
-// broadcast, 1-d operands promoted as in NumPy. The kernel variant is chosen by MatmulOptions, so
-// that the matmul study can compare them; Auto picks the fastest of Ember's own for the device.
+// broadcast, 1-d operands promoted as in NumPy. The library ships one kernel per device (packed
+// panels or GEMV on the CPU, cuBLAS on CUDA) and a few named peers; studies and users add their
+// own 2-D kernels by name (register_matmul_variant) and select any of them with MatmulOptions::impl,
+// so that one call site runs every variant and every test covers every registered one.
 #pragma once
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "framework/tensor.h"
 
 namespace ember {
 
-enum class MatmulImpl {
-  Auto,
-  Naive,          // CPU: the i-j-k triple loop; CUDA: one thread per output, global memory only
-  Blocked,        // CPU: cache blocking with block sizes from MatmulOptions
-  Packed,         // CPU: packed panels and a SIMD register micro-kernel, multi-threaded
-  Blas,           // CPU peer: OpenBLAS cblas_sgemm (opened at run time where OpenBLAS is installed)
-  Tiled,          // CUDA: TILE x TILE tiles staged in __shared__ memory
-  RegisterTiled,  // CUDA: each thread computes a small register block of C
-  Cublas,         // CUDA: cublasSgemm / cublasDgemm
-  CublasTF32,     // CUDA: cuBLAS with TF32 tensor-core math (float32 only)
-};
-const char* name(MatmulImpl impl);
-MatmulImpl parse_matmul_impl(const std::string& s);  // "naive", "blocked", ...; ember::Error otherwise
-
 struct MatmulOptions {
-  MatmulImpl impl = MatmulImpl::Auto;
-  int tile = 16;         // CUDA Tiled: 4, 8, 16 or 32
-  int block_m = 64;      // CPU Blocked: block sizes along m, n, k
-  int block_n = 256;
-  int block_k = 128;
+  // The kernel variant by name: "" (or "auto") is the library's kernel for the operands' device;
+  // otherwise a variant registered for that device: "packed", "blas" on the CPU, "naive",
+  // "tiled", "register_tiled", "cublas", "cublas_tf32" on CUDA, and whatever a program has
+  // registered (examples/matmul's study adds "naive", "ikj" and "blocked" on the CPU).
+  std::string impl;
+  int tile = 16;  // CUDA "tiled": 4, 8, 16 or 32
 };
 
 Tensor matmul(const Tensor& a, const Tensor& b, const MatmulOptions& opt = {});
 
-// Sets the impl that matmul uses when a call leaves it at Auto, for the guard's lifetime.
+// The names registered for `d`, in registration order (without "auto").
+std::vector<std::string> matmul_variants(Device d);
+// `s` if it names the library's kernel ("" or "auto") or a variant registered for `d`; otherwise
+// an ember::Error that lists the registered names.
+std::string parse_matmul_impl(const std::string& s, Device d = Device::CPU);
+
+// Sets the impl that matmul uses when a call leaves it at "", for the guard's lifetime.
 class MatmulImplGuard {
  public:
-  explicit MatmulImplGuard(MatmulImpl impl);
+  explicit MatmulImplGuard(std::string impl);
   ~MatmulImplGuard();
   MatmulImplGuard(const MatmulImplGuard&) = delete;
   MatmulImplGuard& operator=(const MatmulImplGuard&) = delete;
 
  private:
-  MatmulImpl prev_;
+  std::string prev_;
 };
-MatmulImpl default_matmul_impl();
+const std::string& default_matmul_impl();
 
-// The 2-D kernel interface each CPU variant implements: C[m x n] = A[m x k] B[k x n] with
-// arbitrary row and column strides (so transposed views need no copy).
+// The 2-D kernel interface of every CPU variant: C[m x n] = A[m x k] B[k x n] with arbitrary row
+// and column strides (so transposed views need no copy). m, n, k >= 1; C is overwritten.
 struct GemmArgs {
   int64_t m, n, k;
   const void* a;
@@ -55,8 +52,19 @@ struct GemmArgs {
   int64_t b_rs, b_cs;
   void* c;
   int64_t c_rs;  // C is row-major with row stride c_rs
-  DType dtype;
+  DType dtype;   // Float32 or Float64, the same for A, B and C
 };
+using Matmul2dKernel = std::function<void(const GemmArgs&)>;
+
+// Adds a CPU variant of matmul named `name`: matmul's checks, 1-d promotion, broadcasting,
+// batching, empty products, VJP and JVP all apply to it, and it joins the op table (ScopedVariant,
+// the table-driven tests, bench_ops). Register before other threads run matmul. ember::Error for
+// an empty kernel, an empty or reserved name ("auto"), or a name the CPU already has.
+void register_matmul_variant(const std::string& name, Matmul2dKernel kernel);
+
+// The 2-D kernel of a CPU variant ("" or "auto": the library's own choice per shape); ember::Error
+// as parse_matmul_impl for an unknown name. Benchmarks time these on buffers they own.
+Matmul2dKernel matmul_cpu_kernel(const std::string& impl);
 // Runs one 2-D product with the chosen CPU variant (not recorded).
 void cpu_gemm(const GemmArgs& args, const MatmulOptions& opt);
 

@@ -199,7 +199,13 @@ void add_matmul_specs(std::vector<OpSpec>& out) {
                "matmul: inner dimensions differ, [2, 3] @ [4, 5] (3 vs 4)"},
               {"a 0-d operand", [] { matmul(rand64({}, 1), rand64({4}, 2)); }, "matmul: operands must be at least 1-d"},
               {"int64 operands", [] { matmul(arange(4).reshape({2, 2}), arange(4).reshape({2, 2})); },
-               "matmul: expected float32 or float64 operands"}};
+               "matmul: expected float32 or float64 operands"},
+              {"a variant nobody registered", [] {
+                 MatmulOptions o;
+                 o.impl = "no_such_kernel";
+                 matmul(rand64({2, 3}, 1), rand64({3, 2}, 2), o);
+               },
+               "matmul: variant 'no_such_kernel' is not available on cpu (registered: auto, packed, blas"}};
   out.push_back(s);
 }
 

@@ -1,4 +1,5 @@
-// The CPU matmul variants, each a plain function over GemmArgs.
+// The library's CPU matmul kernels, each a plain function over GemmArgs (the study's naive, ikj
+// and blocked kernels are in examples/matmul/study/ and join matmul by registration).
 #pragma once
 #include <string>
 
@@ -6,15 +7,8 @@
 
 namespace ember::cpu {
 
-void gemm_naive(const GemmArgs& g);
-// i-k-j loop order with a row of C kept hot: the simple fast-enough kernel the core ships with.
-void gemm_ikj(const GemmArgs& g);
 // One row of A (m == 1): streams B once, in its contiguous direction, without packing.
 void gemv(const GemmArgs& g);
-// The lecture's block algorithm: C is computed block by block (bm x bn, summing bk-long slices of
-// k), so that the blocks of A, B and C touched by the inner loops stay in cache. Threads split C's
-// row blocks.
-void gemm_blocked(const GemmArgs& g, int64_t bm, int64_t bn, int64_t bk);
 
 // The instruction sets the packed kernel has a micro-kernel for, in increasing order.
 enum class CpuIsa { Portable, Avx2, Avx512 };

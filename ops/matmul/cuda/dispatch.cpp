@@ -1,9 +1,10 @@
-// matmul on CUDA tensors: picks the variant, maps Ember's strided (batched) operands onto it, and
-// runs cuBLAS for the Cublas and CublasTF32 variants. Host code only; the kernels are in
+// matmul on CUDA tensors: picks the variant by name, maps Ember's strided (batched) operands onto
+// it, and runs cuBLAS for the "cublas" and "cublas_tf32" variants. Host code only; the kernels are in
 // study_kernels.cu.
 
 #include <algorithm>
 #include <climits>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -61,16 +62,17 @@ void cublas_gemm(const GemmView<T>& g, int64_t batch, bool tf32) {
   }
 }
 
+bool is_cublas(const std::string& impl) { return impl == "cublas" || impl == "cublas_tf32"; }
+
 template <class T>
-void gemm_typed(const GemmView<T>& g, int64_t batch, MatmulImpl impl, int tile) {
+void gemm_typed(const GemmView<T>& g, int64_t batch, const std::string& name, int tile) {
   if (g.m == 0 || g.n == 0 || batch == 0) return;
-  if (impl == MatmulImpl::Auto) impl = MatmulImpl::Cublas;
-  if (impl == MatmulImpl::Cublas || impl == MatmulImpl::CublasTF32)
-    return cublas_gemm(g, batch, impl == MatmulImpl::CublasTF32);
-  EMBER_CHECK(impl == MatmulImpl::Naive || impl == MatmulImpl::Tiled || impl == MatmulImpl::RegisterTiled, "matmul: impl '",
-              name(impl), "' is CPU-only; on cuda use naive, tiled, register_tiled, cublas or cublas_tf32");
+  const std::string impl = name.empty() || name == "auto" ? std::string("cublas") : name;
+  if (is_cublas(impl)) return cublas_gemm(g, batch, impl == "cublas_tf32");
+  EMBER_CHECK(impl == "naive" || impl == "tiled" || impl == "register_tiled", "matmul: impl '", impl,
+              "' is not a CUDA variant; on cuda use naive, tiled, register_tiled, cublas or cublas_tf32");
   constexpr bool is_float = std::is_same_v<T, float>;
-  EMBER_CHECK(impl != MatmulImpl::RegisterTiled || is_float,
+  EMBER_CHECK(impl != "register_tiled" || is_float,
               "matmul (register_tiled): float32 only, got float64 (use naive, tiled or cublas)");
   // A grid's z dimension holds 65535 blocks: run a larger batch in slices.
   constexpr int64_t kMaxZ = 65535;
@@ -80,8 +82,8 @@ void gemm_typed(const GemmView<T>& g, int64_t batch, MatmulImpl impl, int tile) 
     s.b += z0 * g.b_bs;
     s.c += z0 * g.c_bs;
     int nb = int(std::min(kMaxZ, batch - z0));
-    if (impl == MatmulImpl::Naive) launch_naive(s, nb);
-    else if (impl == MatmulImpl::Tiled) launch_tiled(s, nb, tile);
+    if (impl == "naive") launch_naive(s, nb);
+    else if (impl == "tiled") launch_tiled(s, nb, tile);
     else if constexpr (std::is_same_v<T, float>) launch_register_tiled(s, nb);
   }
 }
@@ -135,8 +137,8 @@ Tensor matmul_typed(Tensor a, Tensor b, const Shape& batch, const MatmulOptions&
     g.c = out.data<T>(), g.c_rs = n;
     return g;
   };
-  MatmulImpl impl = opt.impl == MatmulImpl::Auto ? MatmulImpl::Cublas : opt.impl;
-  if (impl == MatmulImpl::Cublas || impl == MatmulImpl::CublasTF32) {  // cuBLAS needs row- or column-major matrices
+  const std::string impl = opt.impl.empty() || opt.impl == "auto" ? std::string("cublas") : opt.impl;
+  if (is_cublas(impl)) {  // cuBLAS needs row- or column-major matrices
     if (!cublas_compatible(view(ae, be))) {
       ae = ae.contiguous();
       be = be.contiguous();
@@ -168,12 +170,12 @@ bool cublas_compatible(const GemmView<T>& g) {
 template bool cublas_compatible<float>(const GemmView<float>&);
 template bool cublas_compatible<double>(const GemmView<double>&);
 
-void gemm(const GemmView<float>& g, int64_t batch, MatmulImpl impl, int tile) { gemm_typed(g, batch, impl, tile); }
-void gemm(const GemmView<double>& g, int64_t batch, MatmulImpl impl, int tile) { gemm_typed(g, batch, impl, tile); }
+void gemm(const GemmView<float>& g, int64_t batch, const std::string& impl, int tile) { gemm_typed(g, batch, impl, tile); }
+void gemm(const GemmView<double>& g, int64_t batch, const std::string& impl, int tile) { gemm_typed(g, batch, impl, tile); }
 
 Tensor matmul(const Tensor& a, const Tensor& b, const Shape& batch, const MatmulOptions& opt) {
   EMBER_CHECK(a.device() == Device::CUDA && b.device() == Device::CUDA, "matmul: expected CUDA operands");
-  if (opt.impl == MatmulImpl::Tiled)
+  if (opt.impl == "tiled")
     EMBER_CHECK(opt.tile == 4 || opt.tile == 8 || opt.tile == 16 || opt.tile == 32,
                 "matmul (tiled): tile must be 4, 8, 16 or 32, got ", opt.tile);
   return EMBER_DISPATCH_FLOAT(a.dtype(), "matmul", [&] { return matmul_typed<scalar_t>(a, b, batch, opt); });

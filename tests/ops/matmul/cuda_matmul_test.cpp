@@ -31,7 +31,7 @@ template <class T, class Launch>
 }
 
 template <class T>
-::testing::AssertionResult run_on_gpu(const GemmCase& c, MatmulImpl impl, int tile, double eps = 0) {
+::testing::AssertionResult run_on_gpu(const GemmCase& c, const std::string& impl, int tile, double eps = 0) {
   return run_kernel_on_gpu<T>(c, [&](const cuda::GemmView<T>& g) { cuda::gemm(g, c.batch, impl, tile); }, eps);
 }
 
@@ -40,13 +40,13 @@ template <class T>
 TEST(CudaMatmul, StudyKernelsMatchFloat64Reference) {
   EMBER_SKIP_WITHOUT_GPU();
   for (const GemmCase& c : awkward_gemm_cases()) {
-    EXPECT_TRUE(run_on_gpu<float>(c, MatmulImpl::Naive, 0));
-    EXPECT_TRUE(run_on_gpu<double>(c, MatmulImpl::Naive, 0));
+    EXPECT_TRUE(run_on_gpu<float>(c, "naive", 0));
+    EXPECT_TRUE(run_on_gpu<double>(c, "naive", 0));
     for (int tile : {4, 8, 16, 32}) {
-      EXPECT_TRUE(run_on_gpu<float>(c, MatmulImpl::Tiled, tile)) << "TILE " << tile;
-      EXPECT_TRUE(run_on_gpu<double>(c, MatmulImpl::Tiled, tile)) << "TILE " << tile;
+      EXPECT_TRUE(run_on_gpu<float>(c, "tiled", tile)) << "TILE " << tile;
+      EXPECT_TRUE(run_on_gpu<double>(c, "tiled", tile)) << "TILE " << tile;
     }
-    EXPECT_TRUE(run_on_gpu<float>(c, MatmulImpl::RegisterTiled, 0));
+    EXPECT_TRUE(run_on_gpu<float>(c, "register_tiled", 0));
     EXPECT_TRUE(run_kernel_on_gpu<float>(
         c, [&](const cuda::GemmView<float>& g) { cuda::launch_register_tiled(g, c.batch, /*double_buffered=*/true); }))
         << "register_tiled_db";
@@ -56,9 +56,9 @@ TEST(CudaMatmul, StudyKernelsMatchFloat64Reference) {
 TEST(CudaMatmul, CublasVariantsMatchFloat64Reference) {
   EMBER_SKIP_WITHOUT_GPU();
   for (const GemmCase& c : awkward_gemm_cases()) {
-    EXPECT_TRUE(run_on_gpu<float>(c, MatmulImpl::Cublas, 0));
-    EXPECT_TRUE(run_on_gpu<double>(c, MatmulImpl::Cublas, 0));
-    EXPECT_TRUE(run_on_gpu<float>(c, MatmulImpl::CublasTF32, 0, /*TF32 rounding*/ 1.0 / 1024));
+    EXPECT_TRUE(run_on_gpu<float>(c, "cublas", 0));
+    EXPECT_TRUE(run_on_gpu<double>(c, "cublas", 0));
+    EXPECT_TRUE(run_on_gpu<float>(c, "cublas_tf32", 0, /*TF32 rounding*/ 1.0 / 1024));
   }
 }
 
@@ -75,21 +75,20 @@ TEST(CudaMatmul, OpMatchesCpuForEveryVariantAndLayout) {
       {random({127}, 9), random({127, 3}, 10)},                     // 1-d operand
       {random({3, 4, 5, 6}, 11).permute({1, 0, 2, 3}), random({4, 3, 6, 2}, 12)},  // batch offsets not one progression
   };
-  std::vector<std::pair<MatmulImpl, int>> variants = {{MatmulImpl::Auto, 16},        {MatmulImpl::Naive, 16},
-                                                      {MatmulImpl::Tiled, 4},        {MatmulImpl::Tiled, 32},
-                                                      {MatmulImpl::RegisterTiled, 16}, {MatmulImpl::Cublas, 16},
-                                                      {MatmulImpl::CublasTF32, 16}};
+  std::vector<std::pair<std::string, int>> variants = {{"auto", 16},  {"naive", 16},          {"tiled", 4},
+                                                       {"tiled", 32}, {"register_tiled", 16}, {"cublas", 16},
+                                                       {"cublas_tf32", 16}};
   for (const Pair& p : pairs) {
     Tensor ref = matmul(p.a, p.b);  // float64 on the CPU
     for (auto [impl, tile] : variants) {
       MatmulOptions o;
       o.impl = impl, o.tile = tile;
-      double tol = impl == MatmulImpl::CublasTF32 ? 2e-2 : 1e-4;
+      double tol = impl == "cublas_tf32" ? 2e-2 : 1e-4;
       Tensor a32 = p.a.to(DType::Float32).to(Device::CUDA), b32 = p.b.to(DType::Float32).to(Device::CUDA);
-      EXPECT_TRUE(all_close(matmul(a32, b32, o).to(Device::CPU), ref, tol, tol)) << name(impl) << " tile " << tile;
-      if (impl == MatmulImpl::RegisterTiled || impl == MatmulImpl::CublasTF32) continue;
+      EXPECT_TRUE(all_close(matmul(a32, b32, o).to(Device::CPU), ref, tol, tol)) << impl << " tile " << tile;
+      if (impl == "register_tiled" || impl == "cublas_tf32") continue;
       Tensor got = matmul(p.a.to(Device::CUDA), p.b.to(Device::CUDA), o).to(Device::CPU);
-      EXPECT_TRUE(all_close(got, ref, 1e-12, 1e-12)) << name(impl) << " float64";
+      EXPECT_TRUE(all_close(got, ref, 1e-12, 1e-12)) << impl << " float64";
     }
   }
 }
@@ -98,13 +97,13 @@ TEST(CudaMatmul, BadVariantsRaiseClearErrors) {
   EMBER_SKIP_WITHOUT_GPU();
   Tensor a = random({4, 4}, 1).to(Device::CUDA);
   MatmulOptions o;
-  o.impl = MatmulImpl::Blocked;
-  EXPECT_EMBER_ERROR(matmul(a, a, o), "CPU-only");
-  o.impl = MatmulImpl::Tiled, o.tile = 5;
+  o.impl = "packed";  // a CPU variant on CUDA tensors
+  EXPECT_EMBER_ERROR(matmul(a, a, o), "variant 'packed' is not available on cuda (registered: auto, naive, tiled");
+  o.impl = "tiled", o.tile = 5;
   EXPECT_EMBER_ERROR(matmul(a, a, o), "tile must be 4, 8, 16 or 32");
-  o.impl = MatmulImpl::RegisterTiled;
+  o.impl = "register_tiled";
   EXPECT_EMBER_ERROR(matmul(a, a, o), "float32 only");
-  o.impl = MatmulImpl::CublasTF32;
+  o.impl = "cublas_tf32";
   EXPECT_EMBER_ERROR(matmul(a, a, o), "float32");
   EXPECT_EMBER_ERROR(matmul(a, random({4, 4}, 2)), "device mismatch");
 }

@@ -1,15 +1,22 @@
-// Every CPU matmul variant against a float64 reference, on awkward shapes (1, 7, 33, 127, 1000),
-// transposed, sliced and broadcast (stride-0) operands, batches, both dtypes. The packed kernel is
-// run with every micro-kernel this CPU supports (AVX-512, AVX2, portable), not only the best.
+// Every CPU matmul variant registered when the tests run (the library's, the study's of
+// examples/matmul, one a user adds here) against a float64 reference, on awkward shapes (1, 7, 33,
+// 127, 1000), transposed, sliced and broadcast (stride-0) operands, batches, both dtypes. The
+// packed kernel is run with every micro-kernel this CPU supports (AVX-512, AVX2, portable), not
+// only the best. Registration itself: selection by name, and the errors for bad names.
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <tuple>
 
 #include "ops/matmul/cpu/kernels.h"
+#include "study_kernels.h"
 #include "test_util.h"
 
 namespace ember {
 namespace {
 
+using testing::all_close;
+using testing::grad_ok;
 using testing::random;
 
 // The reference: C[i,j] = sum_p A[i,p] B[p,j] in float64, and the scale S[i,j] = sum_p |A||B|
@@ -52,28 +59,28 @@ Tensor run_kernel(const Tensor& a, const Tensor& b, Kernel kernel) {
   return c;
 }
 
+// The blocked kernel with block sizes that divide nothing, so that every loop has a ragged edge.
+const char* const kOddBlocked = "blocked_5x7x3";
+
+// "" (the library's choice per shape) and every CPU variant registered, the study's included.
 std::vector<MatmulOptions> all_variants() {
-  std::vector<MatmulOptions> v;
-  for (MatmulImpl impl : {MatmulImpl::Naive, MatmulImpl::Blocked, MatmulImpl::Packed, MatmulImpl::Auto}) {
+  static const bool registered = [] {
+    testing::register_study_kernels();
+    matmul_study::register_blocked_matmul(kOddBlocked, {5, 7, 3});
+    return true;
+  }();
+  (void)registered;
+  std::vector<MatmulOptions> v(1);
+  for (const std::string& name : matmul_variants(Device::CPU)) {
+    if (name == "blas" && !cpu::blas_available()) continue;  // registered, refusing without OpenBLAS
     MatmulOptions o;
-    o.impl = impl;
-    v.push_back(o);
-  }
-  MatmulOptions odd;  // block sizes that divide nothing, so every loop has a ragged edge
-  odd.impl = MatmulImpl::Blocked;
-  odd.block_m = 5, odd.block_n = 7, odd.block_k = 3;
-  v.push_back(odd);
-  if (cpu::blas_available()) {
-    MatmulOptions o;
-    o.impl = MatmulImpl::Blas;
+    o.impl = name;
     v.push_back(o);
   }
   return v;
 }
 
-std::string label(const MatmulOptions& o) {
-  return str(name(o.impl), o.impl == MatmulImpl::Blocked ? str(" ", o.block_m, "x", o.block_n, "x", o.block_k) : "");
-}
+std::string label(const MatmulOptions& o) { return o.impl.empty() ? "auto" : o.impl; }
 
 // (m, k, n): ones, primes, sizes that straddle the register tiles (MR = 4 or 6, NR = 4..64) and
 // the cache blocks (kc = 256 or 512, mc = 64..288), and 1000.
@@ -148,47 +155,125 @@ TEST_P(MatmulVariants, PackedEveryInstructionSet) {
     }
 }
 
-// The old ikj kernel stays as a benchmark baseline; keep it correct too.
-TEST_P(MatmulVariants, IkjBaseline) {
-  DType dt = GetParam();
-  for (auto [m, k, n] : kShapes) {
-    Tensor a = random({k, m}, 11).to(dt).t(), b = random({k, n}, 12).to(dt);
-    EXPECT_TRUE(close_to(run_kernel(a, b, cpu::gemm_ikj), reference(a, b), dt)) << m << "x" << k << "x" << n;
-  }
-}
-
 INSTANTIATE_TEST_SUITE_P(Dtypes, MatmulVariants, ::testing::Values(DType::Float32, DType::Float64),
                          [](const ::testing::TestParamInfo<DType>& i) { return std::string(name(i.param)); });
 
+TEST(MatmulVariantsCoverage, TheStudyKernelsAreAmongThoseTested) {
+  std::vector<std::string> tested;
+  for (const MatmulOptions& o : all_variants()) tested.push_back(label(o));
+  for (const char* v : {"auto", "packed", "naive", "ikj", "blocked", kOddBlocked})
+    EXPECT_NE(std::find(tested.begin(), tested.end(), v), tested.end()) << v;
+}
+
 TEST(MatmulVariantsErrors, BadBlockSizesAndUnavailableVariants) {
   Tensor a = random({4, 5}, 1), b = random({5, 6}, 2);
+  EXPECT_EMBER_ERROR(matmul_study::register_blocked_matmul("blocked_bad", {64, 256, 0}), "block_k=0");
   MatmulOptions o;
-  o.impl = MatmulImpl::Blocked;
-  o.block_k = 0;
-  EXPECT_EMBER_ERROR(matmul(a, b, o), "block_k=0");
-  o = MatmulOptions{};
-  o.impl = MatmulImpl::Tiled;  // a CUDA variant on CPU tensors
-  EXPECT_EMBER_ERROR(matmul(a, b, o), "variant 'tiled' is not available on cpu");
+  o.impl = "tiled";  // a CUDA variant on CPU tensors
+  EXPECT_EMBER_ERROR(matmul(a, b, o), "variant 'tiled' is not available on cpu (registered: auto, packed, blas");
+  EXPECT_EMBER_ERROR(matmul(a, b, o), "register_matmul_study_kernels()");
+  EXPECT_EMBER_ERROR(parse_matmul_impl("blocked_bad"), "variant 'blocked_bad' is not available on cpu");
+  EXPECT_EMBER_ERROR(matmul_cpu_kernel("tiled"), "variant 'tiled' is not available on cpu");
   if (!cpu::blas_available()) {
-    o.impl = MatmulImpl::Blas;
-    EXPECT_EMBER_ERROR(matmul(a, b, o), "variant 'blas' is not available on cpu in this build");
+    o.impl = "blas";
+    EXPECT_EMBER_ERROR(matmul(a, b, o), "impl 'blas' needs OpenBLAS");
   }
-  EXPECT_EQ(parse_matmul_impl("packed"), MatmulImpl::Packed);
-  EXPECT_EQ(parse_matmul_impl("blocked"), MatmulImpl::Blocked);
+  EXPECT_EQ(parse_matmul_impl("packed"), "packed");
+  EXPECT_EQ(parse_matmul_impl("auto"), "auto");
+  EXPECT_EQ(parse_matmul_impl("tiled", Device::CUDA), "tiled");
+  EXPECT_EMBER_ERROR(parse_matmul_impl("packed", Device::CUDA), "variant 'packed' is not available on cuda");
 }
 
 TEST(MatmulVariantsErrors, EmptyInnerDimensionGivesZeros) {
-  for (MatmulImpl impl : {MatmulImpl::Naive, MatmulImpl::Blocked, MatmulImpl::Packed}) {
-    MatmulOptions o;
-    o.impl = impl;
+  for (const MatmulOptions& o : all_variants()) {
     Tensor c = matmul(zeros({3, 0}), zeros({0, 4}), o);
     EXPECT_EQ(c.shape(), (Shape{3, 4}));
-    for (float v : c.to_vector<float>()) EXPECT_EQ(v, 0.f) << name(impl);
-    // and straight through the packed kernel, which must clear C itself
-    Tensor a = zeros({3, 0}), b = zeros({0, 4});
-    Tensor d = run_kernel(a, b, [](const GemmArgs& g) { cpu::gemm_packed(g); });
-    for (float v : d.to_vector<float>()) EXPECT_EQ(v, 0.f);
+    for (float v : c.to_vector<float>()) EXPECT_EQ(v, 0.f) << label(o);
   }
+  // and straight through the packed kernel, which must clear C itself
+  Tensor a = zeros({3, 0}), b = zeros({0, 4});
+  Tensor d = run_kernel(a, b, [](const GemmArgs& g) { cpu::gemm_packed(g); });
+  for (float v : d.to_vector<float>()) EXPECT_EQ(v, 0.f);
+}
+
+// A kernel of the user's own, from outside the library: the outer-product (p-i-j) loop order,
+// counting its calls so that the test sees it ran, and not the library's kernel.
+std::atomic<int> g_outer_calls{0};
+template <class T>
+void outer_product_gemm(const GemmArgs& g) {
+  const T* a = static_cast<const T*>(g.a);
+  const T* b = static_cast<const T*>(g.b);
+  T* c = static_cast<T*>(g.c);
+  for (int64_t i = 0; i < g.m; ++i)
+    for (int64_t j = 0; j < g.n; ++j) c[i * g.c_rs + j] = 0;
+  for (int64_t p = 0; p < g.k; ++p)
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t j = 0; j < g.n; ++j) c[i * g.c_rs + j] += a[i * g.a_rs + p * g.a_cs] * b[p * g.b_rs + j * g.b_cs];
+}
+void register_outer_product() {
+  static const bool done = [] {
+    register_matmul_variant("user_outer", [](const GemmArgs& g) {
+      ++g_outer_calls;
+      g.dtype == DType::Float32 ? outer_product_gemm<float>(g) : outer_product_gemm<double>(g);
+    });
+    return true;
+  }();
+  (void)done;
+}
+
+TEST(MatmulRegisterVariant, AUserKernelIsSelectedByNameAndDifferentiated) {
+  register_outer_product();
+  std::vector<std::string> cpu = matmul_variants(Device::CPU);
+  EXPECT_NE(std::find(cpu.begin(), cpu.end(), "user_outer"), cpu.end());
+  MatmulOptions o;
+  o.impl = "user_outer";
+  for (DType dt : {DType::Float64, DType::Float32})
+    for (auto [m, k, n] : kShapes) {
+      Tensor a = random({m, k}, uint64_t(m + 3 * k)).to(dt), b = random({n, k}, uint64_t(n + 5 * k)).to(dt).t();
+      int before = g_outer_calls;
+      Tensor c = matmul(a, b, o);
+      EXPECT_EQ(g_outer_calls - before, 1) << m << "x" << k << "x" << n;
+      EXPECT_TRUE(close_to(c, reference(a, b), dt)) << m << "x" << k << "x" << n;
+    }
+  // A batch runs the kernel once per product; a scope or a ScopedVariant selects it too.
+  Tensor a = random({3, 7, 33}, 20), b = random({33, 13}, 21);
+  int before = g_outer_calls;
+  Tensor c = matmul(a, b, o);
+  EXPECT_EQ(g_outer_calls - before, 3);
+  EXPECT_TRUE(all_close(c, matmul(a, b), 1e-12, 1e-12));
+  before = g_outer_calls;
+  {
+    MatmulImplGuard scope("user_outer");
+    EXPECT_TRUE(all_close(matmul(a, b), c, 1e-12, 1e-12));
+  }
+  {
+    ScopedVariant use("matmul", "user_outer");
+    EXPECT_TRUE(all_close(matmul(a, b), c, 1e-12, 1e-12));
+  }
+  EXPECT_EQ(g_outer_calls - before, 6);
+  // The backward runs the chosen variant as well, and its gradients are right.
+  before = g_outer_calls;
+  EXPECT_TRUE(grad_ok([&](const std::vector<Tensor>& x) { return matmul(x[0], x[1], o); },
+                      {random({2, 4, 3}, 22), random({3, 5}, 23)}));
+  EXPECT_GT(g_outer_calls - before, 0);
+}
+
+TEST(MatmulRegisterVariant, BadRegistrationsAreRefused) {
+  register_outer_product();
+  auto copy = [](const GemmArgs& g) { outer_product_gemm<double>(g); };
+  EXPECT_EMBER_ERROR(register_matmul_variant("user_outer", copy), "matmul already has a CPU variant 'user_outer'");
+  EXPECT_EMBER_ERROR(register_matmul_variant("packed", copy), "matmul already has a CPU variant 'packed'");
+  EXPECT_EMBER_ERROR(register_matmul_variant("", copy), "reserved for the library's own kernel");
+  EXPECT_EMBER_ERROR(register_matmul_variant("auto", copy), "reserved for the library's own kernel");
+  EXPECT_EMBER_ERROR(register_matmul_variant("user_empty", Matmul2dKernel()), "the kernel of 'user_empty' is empty");
+  std::vector<std::string> cpu = matmul_variants(Device::CPU);
+  EXPECT_EQ(std::count(cpu.begin(), cpu.end(), "user_outer"), 1);
+  EXPECT_EQ(std::count(cpu.begin(), cpu.end(), "user_empty"), 0);
+  // The study's registration runs once, however often it is called.
+  testing::register_study_kernels();
+  testing::register_study_kernels();
+  cpu = matmul_variants(Device::CPU);
+  EXPECT_EQ(std::count(cpu.begin(), cpu.end(), "naive"), 1);
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
 // i-k-j order: the inner loop streams a row of B into a row of C, unit stride on both when B is
 // row-major, so the compiler vectorises it. Rows of C are split across threads.
 #include "framework/parallel.h"
-#include "ops/matmul/cpu/kernels.h"
+#include "examples/matmul/study/study_kernels.h"
 
-namespace ember::cpu {
+namespace ember::matmul_study {
 
 template <class T>
 static void ikj(const GemmArgs& g) {
@@ -31,4 +31,4 @@ void gemm_ikj(const GemmArgs& g) {
   else ikj<double>(g);
 }
 
-}  // namespace ember::cpu
+}  // namespace ember::matmul_study

@@ -1,15 +1,16 @@
 // The block algorithm: C is split into bm x bn blocks and k into bk-long slices. For one block of
 // C and one slice, the inner loops touch a bm x bk block of A, a bk x bn block of B and the bm x bn
-// block of C; with the default 64 x 128 x 256 that is 32 + 128 + 64 KiB of float32, which fits in
-// L2, so every element brought from memory is reused about bm (for B) or bn (for A) times instead
-// of once per row. Inside a block the loops run i-k-j so that the innermost loop streams rows of B
-// and C with unit stride, which the compiler vectorises. Threads take whole row blocks of C.
+// block of C; with the defaults (m, n, k) = (64, 256, 128) that is 32 + 128 + 64 KiB of float32,
+// which fits in L2, so every element brought from memory is reused about bm (for B) or bn (for A)
+// times instead of once per row. Inside a block the loops run i-k-j so that the innermost loop
+// streams rows of B and C with unit stride, which the compiler vectorises. Threads take whole row
+// blocks of C.
 #include <algorithm>
 
 #include "framework/parallel.h"
-#include "ops/matmul/cpu/kernels.h"
+#include "examples/matmul/study/study_kernels.h"
 
-namespace ember::cpu {
+namespace ember::matmul_study {
 
 template <class T>
 static void blocked(const GemmArgs& g, int64_t bm, int64_t bn, int64_t bk) {
@@ -43,11 +44,22 @@ static void blocked(const GemmArgs& g, int64_t bm, int64_t bn, int64_t bk) {
   });
 }
 
-void gemm_blocked(const GemmArgs& g, int64_t bm, int64_t bn, int64_t bk) {
-  EMBER_CHECK(bm > 0 && bn > 0 && bk > 0, "matmul: blocked variant needs positive block sizes, got block_m=", bm,
-              " block_n=", bn, " block_k=", bk);
-  if (g.dtype == DType::Float32) blocked<float>(g, bm, bn, bk);
-  else blocked<double>(g, bm, bn, bk);
+namespace {
+void check(const BlockSizes& b) {
+  EMBER_CHECK(b.m > 0 && b.n > 0 && b.k > 0, "matmul: blocked variant needs positive block sizes, got block_m=", b.m,
+              " block_n=", b.n, " block_k=", b.k);
+}
+}  // namespace
+
+void gemm_blocked(const GemmArgs& g, const BlockSizes& b) {
+  check(b);
+  if (g.dtype == DType::Float32) blocked<float>(g, b.m, b.n, b.k);
+  else blocked<double>(g, b.m, b.n, b.k);
 }
 
-}  // namespace ember::cpu
+void register_blocked_matmul(const std::string& name, const BlockSizes& b) {
+  check(b);  // here, not at the first product
+  register_matmul_variant(name, [b](const GemmArgs& g) { gemm_blocked(g, b); });
+}
+
+}  // namespace ember::matmul_study

@@ -1,8 +1,8 @@
 // The textbook i-j-k triple loop: each C[i][j] is a dot product of a row of A and a column of B.
 // Column access to B strides through memory, which is what the blocked and packed kernels fix.
-#include "ops/matmul/cpu/kernels.h"
+#include "examples/matmul/study/study_kernels.h"
 
-namespace ember::cpu {
+namespace ember::matmul_study {
 
 template <class T>
 static void naive(const GemmArgs& g) {
@@ -22,4 +22,4 @@ void gemm_naive(const GemmArgs& g) {
   else naive<double>(g);
 }
 
-}  // namespace ember::cpu
+}  // namespace ember::matmul_study

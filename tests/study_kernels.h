@@ -1,0 +1,11 @@
+// The studies' own kernels (examples/<study>/), which join the library's ops as named variants
+// only when a program registers them. Tests that select one by name, and the table-driven tests
+// that cover every variant, call this first; it registers each study once per process.
+#pragma once
+#include "examples/matmul/study/study_kernels.h"
+
+namespace ember::testing {
+
+inline void register_study_kernels() { matmul_study::register_matmul_study_kernels(); }
+
+}  // namespace ember::testing
