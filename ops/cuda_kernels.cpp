@@ -23,6 +23,7 @@ BackendHook<Tensor(const ConvGeometry&, const Tensor&, const Tensor&)> conv2d_we
 BackendHook<Tensor(const Tensor&, int64_t, const Tensor&)> gather("cuda gather");
 BackendHook<Tensor(const Tensor&, int64_t, const Tensor&, const Tensor&)> scatter_add("cuda scatter_add");
 BackendHook<Tensor(const Tensor&, int64_t, DType)> one_hot("cuda one_hot");
+BackendHook<Tensor(const Tensor&)> nonzero("cuda nonzero");
 BackendHook<Tensor(const Tensor&, Tensor*, Tensor*)> prod_rows("cuda prod_rows");
 BackendHook<Tensor(const Tensor&, const Tensor&)> cross_entropy("cuda cross_entropy");
 BackendHook<Tensor(const Tensor&, const Tensor&, const Tensor&, double)> cross_entropy_backward(

@@ -59,6 +59,8 @@ extern BackendHook<Tensor(const Tensor& x, int64_t dim, const Tensor& index)> ga
 extern BackendHook<Tensor(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src)> scatter_add;
 // ops/select/cuda/gather_scatter.cu: int64 (..., classes), each index checked to lie in [0, classes)
 extern BackendHook<Tensor(const Tensor& indices, int64_t classes, DType dtype)> one_hot;
+// ops/select/cuda/nonzero.cu: int64 (count, x.dim()) of x's nonzero positions, row-major
+extern BackendHook<Tensor(const Tensor& x)> nonzero;
 // ops/reduce/cuda/prod.cu: rows contiguous (outer, r); the products, the products of the nonzero
 // elements and the zero counts, each (outer)
 extern BackendHook<Tensor(const Tensor& rows, Tensor* nonzero, Tensor* zeros)> prod_rows;

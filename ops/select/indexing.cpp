@@ -187,6 +187,7 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes) {
 
 Tensor nonzero(const Tensor& x) {
   EMBER_CHECK(x.defined(), "nonzero: input is undefined");
+  if (x.device() == Device::CUDA) return cuda_kernels::nonzero(x);
   check_cpu(x, "nonzero");
   Tensor xc = x.contiguous();
   std::vector<int64_t> coords;

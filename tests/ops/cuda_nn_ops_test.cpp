@@ -1,5 +1,5 @@
 // The CUDA kernels of softmax, log_softmax, logsumexp, layer_norm, cross_entropy, embedding,
-// dropout, gather / scatter_add / one_hot and the losses built on them against the CPU kernels
+// dropout, gather / scatter_add / one_hot / nonzero and the losses built on them against the CPU kernels
 // (themselves checked against float64 references in their own tests), forward and backward, and
 // their index checks. Skipped without a GPU (OpTable.CudaMatchesCpu covers every primitive's
 // samples as well).
@@ -122,6 +122,21 @@ TEST(CudaNnOps, GatherScatterAndOneHotMatchCpuAndCheckIndices) {
     return sum(square(gather(t, 1, i)) * gather(t, 1, i));
   };
   EXPECT_TRUE(all_close(cpu(grad(f)(gpu(x))), grad(f)(x), 1e-13, 1e-12));  // repeated indices add up
+}
+
+TEST(CudaNnOps, NonzeroMatchesCpu) {
+  EMBER_SKIP_WITHOUT_GPU();
+  // Random values with a third of them set to zero, in three dtypes and ranks.
+  Tensor x = random({3, 5, 7}, 19);
+  Tensor sparse = where(x.gt(0.4), scalar_like(x, 0.0), x);
+  for (const Tensor& t : {sparse, cast(sparse, DType::Float32), sparse.ne(0.0), sparse.reshape({105}), sparse.transpose(0, 2)}) {
+    Tensor want = nonzero(t), got = nonzero(gpu(t));
+    EXPECT_EQ(got.device(), Device::CUDA);
+    EXPECT_EQ(got.shape(), want.shape());
+    EXPECT_TRUE(all_close(cpu(got), want, 0, 0));
+  }
+  Tensor none = nonzero(gpu(zeros({4, 2})));
+  EXPECT_EQ(none.shape(), (Shape{0, 2}));
 }
 
 TEST(CudaNnOps, LossesWithTargetsRunOnTheGpu) {
