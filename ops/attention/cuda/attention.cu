@@ -148,6 +148,18 @@ Tensor device_scratch(int64_t n) {
   return empty({n}, dtype_of<T>::value, Device::CUDA);
 }
 
+// D_i = rowsum(dO_i * O_i) for every query row (both backwards need it): computed into scratch,
+// which is returned so that the caller keeps it alive while later kernels read a.dvec.
+template <class T>
+Tensor row_dots(Args<T>& a, int64_t rows) {
+  Tensor scratch = device_scratch<T>(rows);
+  a.dvec_out = static_cast<T*>(scratch.raw_data());
+  rowdot_kernel<T><<<unsigned((rows + 127) / 128), 128>>>(a, rows);
+  EMBER_ATTN_CUDA(cudaGetLastError());
+  a.dvec = a.dvec_out;
+  return scratch;
+}
+
 cublasHandle_t handle() {
   static cublasHandle_t h = [] {
     cublasHandle_t x;
@@ -215,13 +227,7 @@ void flash_backward(const Dims& dm, const T* q, const T* k, const T* v, const T*
   a.dq = dq;
   a.dk = dk;
   a.dv = dv;
-  const int64_t rows = dm.bh * dm.nq;
-  Tensor scratch = device_scratch<T>(rows);
-  T* dvec = static_cast<T*>(scratch.raw_data());
-  a.dvec_out = dvec;
-  rowdot_kernel<T><<<unsigned((rows + 127) / 128), 128>>>(a, rows);
-  EMBER_ATTN_CUDA(cudaGetLastError());
-  a.dvec = dvec;
+  const Tensor dvec = row_dots(a, dm.bh * dm.nq);
   with_dmax(dm.d, [&](auto dmax) {
     using KV = kern::FlashBackwardKV<T, decltype(dmax)::value>;
     using KQ = kern::FlashBackwardQ<T, decltype(dmax)::value>;
@@ -262,13 +268,7 @@ void standard_backward(const Dims& dm, const T* q, const T* k, const T* v, const
   Args<T> a = make_args<T>(dm);
   a.o = o;
   a.dout = dout;
-  const int64_t rows = dm.bh * dm.nq;
-  Tensor scratch = device_scratch<T>(rows);
-  T* dvec = static_cast<T*>(scratch.raw_data());
-  a.dvec_out = dvec;
-  rowdot_kernel<T><<<unsigned((rows + 127) / 128), 128>>>(a, rows);
-  EMBER_ATTN_CUDA(cudaGetLastError());
-  a.dvec = dvec;
+  const Tensor dvec = row_dots(a, dm.bh * dm.nq);
   // dV = P^T dO
   gemm_batched(CUBLAS_OP_N, CUBLAS_OP_T, d, nk, nq, T(1), dout, d, sq, p, nk, sp, dv, d, sk, bh);
   // dP = dO V^T

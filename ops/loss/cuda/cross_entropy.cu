@@ -20,11 +20,7 @@ __global__ void row_losses(const T* logits, const int64_t* targets, double* loss
                            unsigned long long* bad) {
   __shared__ DeviceMaxSum<T> part[kRowThreads];
   const T* row = logits + blockIdx.x * classes;
-  DeviceMaxSum<T> ms = DeviceMaxSum<T>::empty();
-  for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) ms.add(row[k]);
-  part[threadIdx.x] = ms;
-  __syncthreads();
-  block_merge(part);
+  const DeviceMaxSum<T> ms = block_row_max_sum(row, classes, part);
   if (threadIdx.x == 0) {
     int64_t t = targets[blockIdx.x];
     if (t < 0 || t >= classes) {
@@ -32,7 +28,7 @@ __global__ void row_losses(const T* logits, const int64_t* targets, double* loss
       loss[blockIdx.x] = 0;
       return;
     }
-    loss[blockIdx.x] = double(part[0].log_sum_exp()) - double(row[t]);
+    loss[blockIdx.x] = double(ms.log_sum_exp()) - double(row[t]);
   }
 }
 
@@ -50,12 +46,8 @@ __global__ void row_gradients(const T* logits, const int64_t* targets, T* grad, 
                               double inv_n, unsigned long long* bad) {
   __shared__ DeviceMaxSum<T> part[kRowThreads];
   const T* row = logits + blockIdx.x * classes;
-  DeviceMaxSum<T> ms = DeviceMaxSum<T>::empty();
-  for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) ms.add(row[k]);
-  part[threadIdx.x] = ms;
-  __syncthreads();
-  block_merge(part);
-  const double lse = double(part[0].log_sum_exp());
+  const DeviceMaxSum<T> ms = block_row_max_sum(row, classes, part);
+  const double lse = double(ms.log_sum_exp());
   const int64_t t = targets[blockIdx.x];
   if (t < 0 || t >= classes) {
     if (threadIdx.x == 0) BadIndex::report(bad, blockIdx.x);

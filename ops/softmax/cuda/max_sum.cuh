@@ -45,4 +45,17 @@ __device__ void block_merge(DeviceMaxSum<T>* part) {
   }
 }
 
+// The max and sum of a whole row of n values, computed by the block together: each thread folds
+// its strided share, then the partials merge in `part` (blockDim.x entries of shared memory).
+// Every thread gets the result.
+template <class T>
+__device__ DeviceMaxSum<T> block_row_max_sum(const T* row, int64_t n, DeviceMaxSum<T>* part) {
+  DeviceMaxSum<T> ms = DeviceMaxSum<T>::empty();
+  for (int64_t k = threadIdx.x; k < n; k += blockDim.x) ms.add(row[k]);
+  part[threadIdx.x] = ms;
+  __syncthreads();
+  block_merge(part);
+  return part[0];
+}
+
 }  // namespace ember::cuda

@@ -25,12 +25,7 @@ template <class T>
 __global__ void softmax_rows(const T* x, T* out, int64_t r, Kind kind) {
   __shared__ DeviceMaxSum<T> part[kRowThreads];
   const T* row = x + blockIdx.x * r;
-  DeviceMaxSum<T> ms = DeviceMaxSum<T>::empty();
-  for (int64_t k = threadIdx.x; k < r; k += blockDim.x) ms.add(row[k]);
-  part[threadIdx.x] = ms;
-  __syncthreads();
-  block_merge(part);
-  ms = part[0];
+  const DeviceMaxSum<T> ms = block_row_max_sum(row, r, part);
   if (kind == Kind::LogSumExp) {
     if (threadIdx.x == 0) out[blockIdx.x] = T(ms.log_sum_exp());
     return;
