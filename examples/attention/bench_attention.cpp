@@ -214,7 +214,7 @@ int main(int argc, char** argv) {
     DType dt = dts == "float32" ? DType::Float32 : DType::Float64;
     const int64_t B = ember::cli::flag<int64_t>(args, "batch", 1, 1 << 20), H = ember::cli::flag<int64_t>(args, "heads", 1, 4096);
     const int repeats = std::max(1, ember::cli::flag<int>(args, "repeats", 1, 1000000)), warmup = std::max(0, ember::cli::flag<int>(args, "warmup", 0, 1000000));
-    const int64_t block_m = ember::cli::flag<int64_t>(args, "block-m", 0, 1 << 16), max_std = ember::cli::flag<int64_t>(args, "max-standard-n", 0, 1 << 24);
+    const int64_t block_m = ember::cli::flag<int64_t>(args, "block-m", 0, int64_t(1) << 26), max_std = ember::cli::flag<int64_t>(args, "max-standard-n", 0, 1 << 24);
 
     std::vector<AttentionImpl> impls;
     {

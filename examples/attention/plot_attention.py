@@ -2,7 +2,7 @@
 """Plots bench_attention's JSON: time, peak extra memory and counted bytes against N, one column per
 head size d, for standard and flash (and the PyTorch peer's time when present).
 
-usage: /usr/bin/python3 examples/attention/plot_attention.py results/attention_cpu.json [--out DIR] [--causal]"""
+usage: /usr/bin/python3 examples/attention/plot_attention.py benchmarks/DATE-CPU/reports/attention_cpu.json [--out DIR] [--causal]"""
 import argparse
 import json
 import os

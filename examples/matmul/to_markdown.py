@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Prints bench_matmul's or bench_ops's JSON as a Markdown table (for README.md).
 
-    /usr/bin/python3 examples/matmul/to_markdown.py examples/matmul/data/cpu_float32.json
+    /usr/bin/python3 examples/matmul/to_markdown.py benchmarks/2026-12-02-amd-epyc-zen3/reports/matmul_f32_t2.json
 """
 import json
 import sys

@@ -1,0 +1,72 @@
+#!/usr/bin/python3
+"""examples/attention/report_tables.py on synthetic bench_attention JSON: the study table pairs the
+three algorithms of one configuration, the peer table's ratio is torch / Ember (> 1: Ember faster),
+and the M table derives Bc and Br from M and d as Algorithm 1 does."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "..", "..", "..", "examples", "attention", "report_tables.py")
+MIB = 1024 * 1024
+
+
+def result(impl, n, ms, causal=False, mode="fwd", torch_ms=None):
+    r = {"impl": impl, "n": n, "d": 64, "causal": causal, "mode": mode, "median_ms": ms, "cpu_ms": 2 * ms,
+         "peak_extra_bytes": 3 * MIB, "read_bytes": 2 * MIB, "write_bytes": MIB, "model1_bytes": MIB}
+    if torch_ms is not None:
+        r["torch"] = {"ms": torch_ms}
+    return r
+
+
+class ReportTables(unittest.TestCase):
+    def write(self, doc):
+        path = os.path.join(tempfile.mkdtemp(), "a.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        return path
+
+    def run_script(self, *args):
+        return subprocess.run([sys.executable, SCRIPT, *args], check=True, capture_output=True, text=True).stdout
+
+    def test_study_row_pairs_the_algorithms(self):
+        doc = {"threads": 2, "heads": 1, "batch": 1, "block_m": 65536,
+               "results": [result("standard", 1024, 20.0), result("flash", 1024, 10.0),
+                           result("flash2", 1024, 4.0, torch_ms=8.0)]}
+        out = self.run_script("study", self.write(doc))
+        row = next(l for l in out.splitlines() if l.startswith("| 1024 |"))
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        self.assertEqual(cells[2:6], ["20.00", "10.00", "4.00", "0.50"])  # times, flash / standard
+        self.assertEqual(cells[10], "3.0")  # traffic = read + write
+        self.assertEqual(cells[-1], "8.00")  # the torch time of that configuration
+
+    def test_peer_ratio_is_torch_over_ember(self):
+        doc = {"threads": 1, "heads": 12, "batch": 1, "results": [result("flash2", 512, 5.0, True, "fwd+bwd", 10.0)]}
+        out = self.run_script("peer", self.write(doc))
+        row = next(l for l in out.splitlines() if l.startswith("| 1 | 12 | 512"))
+        self.assertTrue(row.rstrip().endswith("| 2.00 |"), row)
+        self.assertIn("| yes | fwd+bwd |", row)
+
+    def test_grid_puts_passes_and_threads_side_by_side(self):
+        one = {"threads": 1, "heads": 1, "batch": 1, "results": [result("flash2", 512, 4.0, False, "fwd", 2.0)]}
+        two = {"threads": 2, "heads": 1, "batch": 1, "results": [result("flash2", 512, 2.0, False, "fwd", 3.0)]}
+        out = self.run_script("grid", self.write(one), self.write(two))
+        self.assertIn("| B*H | N | d | causal | fwd 1t | fwd 2t | fwd+bwd 1t | fwd+bwd 2t |", out)
+        self.assertIn("| 1 | 512 | 64 | no | 0.50 | 1.50 | - | - |", out)
+
+    def test_blockm_derives_blocks(self):
+        doc = {"threads": 2, "heads": 1, "batch": 1, "block_m": 16384, "results": [result("flash", 4096, 7.0)]}
+        out = self.run_script("blockm", self.write(doc))
+        self.assertIn("| 16384 | 64, 64 |", out)
+
+    def test_bad_usage_exits_2(self):
+        p = subprocess.run([sys.executable, SCRIPT, "nonsense"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("study JSON", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
