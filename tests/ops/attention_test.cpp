@@ -7,6 +7,7 @@
 #include "ops/attention/cpu/kernels.h"
 #include "ops/attention/cpu/tile_math.h"
 #include "ops/attention/io_counters.h"
+#include "framework/parallel.h"
 #include "test_util.h"
 
 using namespace ember;
@@ -266,6 +267,42 @@ TEST(Attention, ByteCountersMatchTheAlgorithms) {
   reset_attention_io();
   attention_forward(q, k, v, opts(AttentionImpl::Flash, false, m));
   EXPECT_EQ(attention_io().read_bytes, 0);
+}
+
+TEST(Attention, BackwardByteCountersMatchTheAlgorithms) {
+  // One thread, so that Algorithm 1's backward flushes its private dQ once; non-causal, N = n.
+  const int saved = num_threads();
+  set_num_threads(1);
+  const int64_t n = 256, d = 16, m = 1024;  // Bc = 16, Br = 16: Tr = Tc = 16
+  Tensor q = random({1, 1, n, d}, 75).to(DType::Float32), k = random({1, 1, n, d}, 76).to(DType::Float32),
+         v = random({1, 1, n, d}, 77).to(DType::Float32), dout = random({1, 1, n, d}, 78).to(DType::Float32);
+  auto count = [&](AttentionImpl impl) {
+    AttentionOptions o = opts(impl, false, m);
+    AttentionForward f = attention_forward(q, k, v, o, /*keep_probs=*/impl == AttentionImpl::Standard);
+    reset_attention_io();
+    set_attention_io_counting(true);
+    if (impl == AttentionImpl::Standard) attention_backward_standard(q, k, v, f.out, f.probs, dout, o);
+    else attention_backward_flash(q, k, v, f.out, f.lse, dout, o);
+    set_attention_io_counting(false);
+    return attention_io();
+  };
+  AttentionIo f = count(AttentionImpl::Flash), s = count(AttentionImpl::Standard);
+  set_num_threads(saved);
+  const int64_t tc = n / 16, strips = n / 16, nd = n * d;
+  // Algorithm 1: D = rowsum(dO * O) reads dO and O; the column blocks read K and V once; every
+  // (column block, row block) pair reads Q_i, dO_i, L_i, D_i and reads and writes dQ_i; dK_j, dV_j
+  // are written once; the private dQ is added into dQ once (read both, write one).
+  EXPECT_EQ(f.read_bytes, 4 * (2 * nd + 2 * nd + tc * (2 * nd + 2 * n) + tc * nd + 2 * nd));
+  EXPECT_EQ(f.write_bytes, 4 * (n + tc * nd + 2 * nd + nd));
+  // Algorithm 0: D; by row strips dP = dO V^T is written (reading dO_i and all of V), dS = P * (dP - D)
+  // reads P and dP and writes dS, dQ = dS K reads dS and K; by column strips dV = P^T dO and
+  // dK = dS^T Q read P, dS, dO and Q and write dK, dV.
+  EXPECT_EQ(s.read_bytes, 4 * (2 * nd + nd + 2 * strips * nd + 3 * n * n + n + 2 * n * n + 2 * strips * nd));
+  EXPECT_EQ(s.write_bytes, 4 * (n + 2 * n * n + nd + 2 * nd));
+  // Algorithm 0's backward moves 7 N^2 floats of P, dP and dS; Algorithm 1's has no N^2 term, only
+  // Tc (3 N d + 2 N), which is smaller as long as 3 d Tc < 7 N, i.e. M > 12 d^2 / 7.
+  EXPECT_GT(s.read_bytes + s.write_bytes, 4 * 7 * n * n);
+  EXPECT_LT(f.read_bytes + f.write_bytes, s.read_bytes + s.write_bytes);
 }
 
 TEST(Attention, FlashNeverAllocatesNByN) {
