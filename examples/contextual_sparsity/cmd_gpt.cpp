@@ -1,13 +1,15 @@
 // contextual_sparsity gpt: contextual sparsity in a GPT-2 model folder, through GPT2::hooks.
 //   1. a training-text pass (dense) gathers the static statistics (mean |activation| of each MLP
-//      neuron, mean output norm of each head) and the predictor's training data (each layer's MLP
-//      input and its oracle top-k set);
-//   2. one low-rank predictor per layer is trained with Ember (autograd + AdamW, BCE on the sets);
+//      neuron, mean output norm of each head) and the predictors' training data (each layer's MLP
+//      input and its oracle top-k neurons; each layer's attention input and its oracle top-k heads);
+//   2. one low-rank neuron predictor and one head predictor per layer are trained with Ember
+//      (autograd + AdamW, BCE on the sets);
 //   3. a dense validation pass gives the loss, how many neurons carry 90/95/99% of each token's
-//      activation norm, and the recall of the predicted (and static) sets against the oracle's;
+//      activation norm, and the recall of the predicted (and static) neuron and head sets against
+//      the oracle's;
 //   4. validation loss with each token keeping only k MLP neurons per layer (oracle top-k by
 //      |activation|, static, random, predicted) and only k heads (oracle by output norm, static,
-//      random), k swept;
+//      random, predicted), k swept;
 //   5. the speed section (cmd_speed.cpp) unless --no-speed.
 #include <algorithm>
 #include <array>
@@ -25,6 +27,8 @@
 #include "models/gpt2/generate.h"
 #include "models/gpt2/text_data.h"
 #include "models/gpt2/tokenizer.h"
+#include "examples/common/cli_lists.h"
+#include "models/sparsity/head_predictor.h"
 #include "models/sparsity/heads.h"
 #include "models/sparsity/predictor.h"
 #include "models/sparsity/statistics.h"
@@ -116,6 +120,13 @@ int gpt(int argc, char** argv) {
       "predictor-fraction", "the top-k fraction the predictor is trained to find", cxxopts::value<double>()->default_value("0.2"))(
       "predictor-epochs", "predictor training epochs", cxxopts::value<int64_t>()->default_value("8"))(
       "predictor-lr", "predictor learning rate (AdamW)", cxxopts::value<double>()->default_value("0.003"))(
+      "head-rank", "head predictor rank (0: one linear map C -> n_head; r: C -> r -> n_head)",
+      cxxopts::value<int64_t>()->default_value("0"))(
+      "head-predictor-k", "the top-k heads the head predictor is trained to find (0: half the heads)",
+      cxxopts::value<int64_t>()->default_value("0"))(
+      "head-epochs", "head predictor training epochs", cxxopts::value<int64_t>()->default_value("20"))(
+      "head-ks", "kept head counts to sweep (empty: every k up to 12 heads, else about 8 of them)",
+      cxxopts::value<std::string>()->default_value(""))(
       "sample-tokens", "tokens of greedy text to compare dense and predicted-sparse generation (0: none)",
       cxxopts::value<int64_t>()->default_value("80"))(
       "seed", "seed of the random baselines and the predictors", cxxopts::value<uint64_t>()->default_value("1"))(
@@ -143,6 +154,14 @@ int gpt(int argc, char** argv) {
   popt.epochs = flag<int64_t>(a, "predictor-epochs", 1, 1 << 20);
   popt.lr = flag<double>(a, "predictor-lr", 1e-12, 10, "a learning rate from 1e-12 to 10");
   const int64_t sample_tokens_flag = flag<int64_t>(a, "sample-tokens", 0, 1 << 20);
+  const int64_t head_rank = flag<int64_t>(a, "head-rank", 0, gpt2::kMaxEmbd);
+  const int64_t head_k_flag = flag<int64_t>(a, "head-predictor-k", 0, gpt2::kMaxHeads);
+  sparsity::PredictorTraining hopt = popt;
+  hopt.epochs = flag<int64_t>(a, "head-epochs", 1, 1 << 20);
+  std::vector<int64_t> head_ks;
+  if (!a["head-ks"].as<std::string>().empty())
+    for (int64_t k : ember::cli::int_list(a["head-ks"].as<std::string>(), "--head-ks", "head counts such as 1,2,4,6"))
+      head_ks.push_back(ember::cli::in_range<int64_t>("--head-ks", k, 1, gpt2::kMaxHeads));
   const int speed_repeats = flag<int>(a, "speed-repeats", 1, 1000000);
   const int speed_threads = flag<int>(a, "speed-threads", 0, int(ember::cli::kMaxThreads));
   const std::vector<double> fractions = parse_fractions(a["fractions"].as<std::string>(), "--fractions");
@@ -158,6 +177,13 @@ int gpt(int argc, char** argv) {
   int64_t T = context_flag;
   if (T == 0) T = std::min<int64_t>(128, cfg.n_positions);
   EMBER_CHECK(T > 1 && T <= cfg.n_positions, "--context ", T, " must be in [2, ", cfg.n_positions, "]");
+  const int64_t khp = head_k_flag == 0 ? std::max<int64_t>(1, H / 2) : head_k_flag;
+  EMBER_CHECK(khp <= H, "--head-predictor-k: ", khp, " is above the model's ", H, " heads (expected 1 to ", H, ")");
+  for (int64_t k : head_ks)
+    EMBER_CHECK(k <= H, "--head-ks: ", k, " is above the model's ", H, " heads (expected 1 to ", H, ")");
+  if (head_ks.empty())
+    for (int64_t k = 1; k <= H; ++k)
+      if (H <= 12 || k == 1 || k == H || k % std::max<int64_t>(1, H / 8) == 0) head_ks.push_back(k);
   gpt2::TextCorpus corpus = gpt2::TextCorpus::from_fortunes(a["data"].as<std::string>());
   Windows val = cut_windows(to_ids(corpus.val_text(), cfg, dir), n_val, T, "validation text");
   Windows train = cut_windows(to_ids(corpus.train_text(), cfg, dir), n_train, T, "training text");
@@ -171,6 +197,7 @@ int gpt(int argc, char** argv) {
   std::vector<sparsity::ActivationMeans> mlp_means, head_means;
   for (int64_t l = 0; l < L; ++l) mlp_means.emplace_back(N, /*magnitude=*/true), head_means.emplace_back(H);
   std::vector<std::vector<Tensor>> pred_x(static_cast<size_t>(L)), pred_y(static_cast<size_t>(L));
+  std::vector<std::vector<Tensor>> head_x(static_cast<size_t>(L)), head_y(static_cast<size_t>(L));
   {
     autograd::NoGradGuard ng;
     model.hooks.mlp_input = [&](int64_t l, const Tensor& h) { pred_x[size_t(l)].push_back(h.reshape({-1, C}).contiguous()); };
@@ -179,8 +206,10 @@ int gpt(int argc, char** argv) {
       pred_y[size_t(l)].push_back(sparsity::topk_mask(act.reshape({-1, N}), kp, true));
       return act;
     };
+    model.hooks.attn_input = [&](int64_t l, const Tensor& h) { head_x[size_t(l)].push_back(h.reshape({-1, C}).contiguous()); };
     model.hooks.attn_heads = [&](int64_t l, const Tensor& y) {
       head_means[size_t(l)].add(sparsity::head_norms(y));
+      head_y[size_t(l)].push_back(sparsity::head_topk_targets(y, khp));
       return y;
     };
     double train_loss = eval_loss(model, train, batch);
@@ -212,6 +241,30 @@ int gpt(int argc, char** argv) {
               predictors[0]->name().c_str(), (long long)predictor_params,
               100.0 * double(predictor_params) / double(2 * C * N), (long long)(2 * C * N), 100 * pf);
 
+  // ---- 2b. one head predictor per layer, reading the attention input (ln_1's output) ----
+  hopt.seed = seed;
+  std::vector<std::unique_ptr<sparsity::HeadPredictor>> head_predictors;
+  json head_training = json::array();
+  for (int64_t l = 0; l < L; ++l) {
+    Generator g(seed * 131 + 7 + uint64_t(l));
+    head_predictors.push_back(std::make_unique<sparsity::HeadPredictor>(C, H, head_rank, g));
+    Tensor X = concat(head_x[size_t(l)], 0), Y = concat(head_y[size_t(l)], 0);
+    head_x[size_t(l)].clear();
+    head_y[size_t(l)].clear();
+    examples::ProgressBar bar(str("head predictor layer ", l), hopt.epochs * ((X.size(0) + hopt.batch - 1) / hopt.batch), progress);
+    auto t0 = Clock::now();
+    std::vector<double> losses = sparsity::train_head_predictor(*head_predictors.back(), X, Y, hopt, [&](int64_t s, int64_t, double loss) {
+      bar.update(s, s * hopt.batch, str("bce ", fmt("%.4f", loss)));
+    });
+    bar.finish(str("bce ", fmt("%.4f", losses.back())));
+    head_training.push_back({{"layer", l}, {"examples", X.size(0)}, {"epoch_loss", losses}, {"seconds", seconds_since(t0)}});
+  }
+  const int64_t head_predictor_params = head_predictors[0]->num_parameters();
+  std::printf("head predictor: %s per layer, %lld parameters (%.2f%% of the attention block's %lld weights), trained on the "
+              "top %lld of %lld heads\n",
+              head_predictors[0]->name().c_str(), (long long)head_predictor_params,
+              100.0 * double(head_predictor_params) / double(4 * C * C), (long long)(4 * C * C), (long long)khp, (long long)H);
+
   // ---- 3. dense validation pass: loss, norm coverage, recall of predicted and static sets ----
   const std::vector<double> norm_parts = {0.9, 0.95, 0.99};
   std::vector<std::vector<std::vector<int64_t>>> coverage(size_t(L), std::vector<std::vector<int64_t>>(norm_parts.size()));
@@ -220,10 +273,29 @@ int gpt(int argc, char** argv) {
   std::vector<std::vector<Tensor>> static_masks(static_cast<size_t>(L));  // per layer and fraction, (N)
   for (int64_t l = 0; l < L; ++l)
     for (double f : fractions) static_masks[size_t(l)].push_back(sparsity::mask_from_indices({N}, mlp_means[size_t(l)].top(sparsity::k_for_fraction(f, N))));
-  std::vector<Tensor> last_input(static_cast<size_t>(L));
+  std::vector<Tensor> last_input(static_cast<size_t>(L)), last_attn_input(static_cast<size_t>(L));
+  // The same for heads, per layer and swept k: hits of the predicted and static head sets.
+  std::vector<std::vector<double>> hp_hit(size_t(L), std::vector<double>(head_ks.size())), hs_hit = hp_hit, h_total = hp_hit;
+  std::vector<std::vector<Tensor>> static_head_masks(static_cast<size_t>(L));  // per layer and k, (H)
+  for (int64_t l = 0; l < L; ++l)
+    for (int64_t k : head_ks) static_head_masks[size_t(l)].push_back(sparsity::mask_from_indices({H}, head_means[size_t(l)].top(k)));
   double dense_loss;
   {
     autograd::NoGradGuard ng;
+    model.hooks.attn_input = [&](int64_t l, const Tensor& h) { last_attn_input[size_t(l)] = h; };
+    model.hooks.attn_heads = [&](int64_t l, const Tensor& y) {
+      Tensor norms = sparsity::head_norms(y).reshape({-1, H});
+      Tensor scores = head_predictors[size_t(l)]->forward(last_attn_input[size_t(l)]).reshape({-1, H});
+      for (size_t i = 0; i < head_ks.size(); ++i) {
+        const int64_t k = head_ks[i];
+        Tensor oracle = sparsity::topk_mask(norms, k);
+        const double n = double(k * norms.size(0));
+        h_total[size_t(l)][i] += n;
+        hp_hit[size_t(l)][i] += sparsity::set_recall(sparsity::topk_mask(scores, k), oracle) * n;
+        hs_hit[size_t(l)][i] += sparsity::set_recall(oracle * static_head_masks[size_t(l)][i], oracle) * n;
+      }
+      return y;
+    };
     model.hooks.mlp_input = [&](int64_t l, const Tensor& h) { last_input[size_t(l)] = h; };
     model.hooks.mlp_hidden = [&](int64_t l, const Tensor& act) {
       Tensor rows = act.reshape({-1, N});
@@ -285,11 +357,27 @@ int gpt(int argc, char** argv) {
     recall_json.push_back({{"fraction", fractions[f]}, {"predictor", pr}, {"static", sr}, {"chance", chance}});
   }
 
+  std::printf("\nrecall of the oracle's top-k heads (largest output norm; per layer, over validation tokens): head "
+              "predictor / static\n%4s", "k");
+  for (int64_t l = 0; l < L; ++l) std::printf(" | %15s", str("layer ", l).c_str());
+  std::printf(" | %6s\n", "chance");
+  json head_recall_json = json::array();
+  for (size_t i = 0; i < head_ks.size(); ++i) {
+    std::printf("%4lld", (long long)head_ks[i]);
+    json pr = json::array(), sr = json::array();
+    for (int64_t l = 0; l < L; ++l) {
+      double p = hp_hit[size_t(l)][i] / h_total[size_t(l)][i], s = hs_hit[size_t(l)][i] / h_total[size_t(l)][i];
+      pr.push_back(p);
+      sr.push_back(s);
+      std::printf(" | %6.1f%% %6.1f%%", 100 * p, 100 * s);
+    }
+    double chance = double(head_ks[i]) / double(H);
+    std::printf(" | %5.1f%%\n", 100 * chance);
+    head_recall_json.push_back({{"k", head_ks[i]}, {"predictor", pr}, {"static", sr}, {"chance", chance}});
+  }
+
   // ---- 4. sweeps ----
-  std::vector<int64_t> head_ks;
-  for (int64_t k = 1; k <= H; ++k)
-    if (H <= 12 || k == 1 || k == H || k % std::max<int64_t>(1, H / 8) == 0) head_ks.push_back(k);
-  const int64_t n_evals = int64_t(fractions.size()) * 4 + int64_t(head_ks.size()) * 3;
+  const int64_t n_evals = int64_t(fractions.size()) * 4 + int64_t(head_ks.size()) * 4;
   examples::ProgressBar bar("sparse evaluations", n_evals, progress);
   int64_t done = 0;
   Generator gen(seed * 7919);
@@ -322,9 +410,9 @@ int gpt(int argc, char** argv) {
                         {"predictor", loss[3]}});
   }
   json head_rows = json::array();
-  std::vector<std::array<double, 3>> head_loss;
+  std::vector<std::array<double, 4>> head_loss;
   for (int64_t k : head_ks) {
-    std::array<double, 3> loss;
+    std::array<double, 4> loss;
     model.hooks.attn_heads = [&](int64_t, const Tensor& y) {
       return sparsity::apply_head_mask(y, sparsity::topk_mask(sparsity::head_norms(y), k));
     };
@@ -337,8 +425,14 @@ int gpt(int argc, char** argv) {
       return sparsity::apply_head_mask(y, sparsity::random_mask({y.size(0), y.size(2), H}, k, gen));
     };
     loss[2] = run("heads random");
+    model.hooks.attn_input = [&](int64_t l, const Tensor& h) { last_attn_input[size_t(l)] = h; };
+    model.hooks.attn_heads = [&](int64_t l, const Tensor& y) {
+      return sparsity::apply_head_mask(y, head_predictors[size_t(l)]->predict_mask(last_attn_input[size_t(l)], k));
+    };
+    loss[3] = run("heads predictor");
     head_loss.push_back(loss);
-    head_rows.push_back({{"k", k}, {"fraction", double(k) / double(H)}, {"oracle", loss[0]}, {"static", loss[1]}, {"random", loss[2]}});
+    head_rows.push_back({{"k", k}, {"fraction", double(k) / double(H)}, {"oracle", loss[0]}, {"static", loss[1]}, {"random", loss[2]},
+                         {"predictor", loss[3]}});
   }
   bar.finish("done");
 
@@ -350,10 +444,10 @@ int gpt(int argc, char** argv) {
                 std::exp(mlp_loss[f][0]), std::exp(mlp_loss[f][1]), std::exp(mlp_loss[f][2]), std::exp(mlp_loss[f][3]));
   std::printf("\nattention: validation perplexity keeping k of %lld heads per token in every layer (dense %.3f)\n",
               (long long)H, std::exp(dense_loss));
-  std::printf("%4s | %9s %9s %9s\n", "k", "oracle", "static", "random");
+  std::printf("%4s | %9s %9s %9s %9s\n", "k", "oracle", "static", "random", "predictor");
   for (size_t i = 0; i < head_ks.size(); ++i)
-    std::printf("%4lld | %9.3f %9.3f %9.3f\n", (long long)head_ks[i], std::exp(head_loss[i][0]), std::exp(head_loss[i][1]),
-                std::exp(head_loss[i][2]));
+    std::printf("%4lld | %9.3f %9.3f %9.3f %9.3f\n", (long long)head_ks[i], std::exp(head_loss[i][0]), std::exp(head_loss[i][1]),
+                std::exp(head_loss[i][2]), std::exp(head_loss[i][3]));
 
   // ---- greedy generation, dense and with the predicted sets ----
   json sample_json;
@@ -405,6 +499,8 @@ int gpt(int argc, char** argv) {
                              {"training", predictor_training}, {"recall", recall_json}}},
               {"mlp", mlp_rows},
               {"attention", head_rows},
+              {"head_predictor", {{"rank", head_rank}, {"k", khp}, {"parameters_per_layer", head_predictor_params},
+                                  {"epochs", hopt.epochs}, {"training", head_training}, {"recall", head_recall_json}}},
               {"sample", sample_json},
               {"cpu", cpu_name()}};
   if (!a.count("no-speed")) {

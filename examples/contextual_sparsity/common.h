@@ -16,6 +16,7 @@ using json = nlohmann::json;
 int classifier(int argc, char** argv);
 int gpt(int argc, char** argv);
 int speed(int argc, char** argv);
+int head_speed(int argc, char** argv);
 
 // "0.01,0.1,1" -> {0.01, 0.1, 1}; every value must lie in (0, 1].
 std::vector<double> parse_fractions(const std::string& s, const char* flag);
@@ -42,6 +43,17 @@ struct SpeedOptions {
   uint64_t seed = 0;
 };
 json speed_section(const SpeedOptions& opt);
+
+// The head-speed section: one token's attention step with a KV cache of `cached` positions,
+// computing k of `heads` heads (cmd_head_speed.cpp), at each thread count.
+struct HeadSpeedOptions {
+  int64_t width = 768, heads = 12, cached = 512;
+  std::vector<int64_t> ks = {12, 6, 3, 1};
+  std::vector<int> threads = {1, 2};
+  int warmup = 20, repeats = 201;
+  uint64_t seed = 0;
+};
+json head_speed_section(const HeadSpeedOptions& opt);
 
 // Writes a JSON document (pretty, atomically) to path, creating no folders; ember::Error when it cannot.
 using bench::write_json;

@@ -3,6 +3,7 @@
 //   classifier  the Fashion-MNIST MLP: accuracy when each hidden layer keeps only its top-k units
 //   gpt         a GPT-2 folder: MLP and head sparsity, static baselines, a learned predictor, speed
 //   speed       the gathered sparse MLP against the dense one at GPT-2 124M shapes
+//   head-speed  one token's attention step computing k of the heads against the dense step
 #include <cstdio>
 #include <cstring>
 #include <cxxopts.hpp>
@@ -19,6 +20,7 @@ const char* kUsage =
     "  gpt         a GPT-2 folder: MLP neurons and attention heads kept per token (oracle, static, random,\n"
     "              learned low-rank predictor), perplexity against k, then the speed section\n"
     "  speed       wall-clock of the gathered sparse MLP against the dense MLP at GPT-2 124M shapes\n"
+    "  head-speed  wall-clock of one token's attention step (KV cache) computing only k of the heads\n"
     "\n"
     "Every command prints tables and, with --json PATH, writes its results; plot_sparsity.py draws them.\n";
 }
@@ -33,6 +35,7 @@ int main(int argc, char** argv) {
     if (cmd == "classifier") return ember::study::classifier(argc - 1, argv + 1);
     if (cmd == "gpt") return ember::study::gpt(argc - 1, argv + 1);
     if (cmd == "speed") return ember::study::speed(argc - 1, argv + 1);
+    if (cmd == "head-speed") return ember::study::head_speed(argc - 1, argv + 1);
     std::fprintf(stderr, "contextual_sparsity: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
     return 2;
   } catch (const cxxopts::exceptions::exception& e) {

@@ -3,8 +3,8 @@
 
 usage: /usr/bin/python3 examples/contextual_sparsity/plot_sparsity.py RESULT.json [RESULT.json ...] --out DIR
 
-Each file is recognised by its "command" (classifier, gpt, speed); a gpt file with a "speed"
-section also gets the speed plot. PNGs are written to DIR with the input file's stem as prefix.
+Each file is recognised by its "command" (classifier, gpt, speed, head-speed); a gpt file with a
+"speed" section also gets the speed plot, and one with a "head_predictor" section the head-recall plot. PNGs are written to DIR with the input file's stem as prefix.
 """
 import argparse
 import json
@@ -65,8 +65,9 @@ def gpt(doc, out, stem):
     ax = axes[1]
     rows = doc["attention"]
     ks = [r["k"] for r in rows]
-    for m in ("oracle", "static", "random"):
-        ax.plot(ks, [math.exp(r[m]) for r in rows], "o-", color=COLORS[m], label=m)
+    for m in ("oracle", "static", "random", "predictor"):
+        if all(m in r for r in rows):
+            ax.plot(ks, [math.exp(r[m]) for r in rows], "o-", color=COLORS[m], label=m)
     ax.axhline(dense, color="k", ls=":", label="dense")
     ax.set_yscale("log")
     ax.set_xlabel("kept attention heads per token and layer, k of %d" % doc["heads"])
@@ -106,8 +107,51 @@ def gpt(doc, out, stem):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     save(fig, out, stem + "_coverage_recall.png")
+    if "head_predictor" in doc:
+        head_recall(doc, out, stem)
     if "speed" in doc:
         speed(doc["speed"], out, stem)
+
+
+def head_recall(doc, out, stem):
+    hp = doc["head_predictor"]
+    rec = hp["recall"]
+    ks = [r["k"] for r in rec]
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    for l in range(len(rec[0]["predictor"])):
+        c = "C%d" % (l % 10)
+        ax.plot(ks, [100 * r["predictor"][l] for r in rec], "o-", color=c, label="predictor, layer %d" % l)
+        ax.plot(ks, [100 * r["static"][l] for r in rec], "x--", color=c, alpha=0.6)
+    ax.plot(ks, [100 * r["chance"] for r in rec], "k:", label="chance (k/H)")
+    ax.set_xlabel("kept heads k of %d" % doc["heads"])
+    ax.set_ylabel("recall of the oracle top-k heads (%)")
+    kind = "linear" if hp["rank"] == 0 else "rank %d" % hp["rank"]
+    ax.set_title("head predictor (%s, trained on top %d; solid) vs static (dashed)" % (kind, hp["k"]), fontsize=9)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    save(fig, out, stem + "_head_recall.png")
+
+
+def head_speed(hs, out, stem):
+    threads = hs["threads"]
+    fig, axes = plt.subplots(1, len(threads), figsize=(5.5 * len(threads), 4.2), squeeze=False)
+    for ax, n in zip(axes[0], threads):
+        rows = [r for r in hs["rows"] if r["threads"] == n]
+        for r in rows:
+            if r["variant"].startswith("dense") or r["variant"] == "kernel, every head":
+                ax.axhline(1e6 * r["seconds"], ls=":", color="k" if "flash2" in r["variant"] else
+                           ("C4" if "standard" in r["variant"] else "C5"), label=r["variant"])
+        for variant, color in (("kernel, k heads; keys and values of every head", "C0"),
+                               ("kernel, k heads; nothing of the skipped heads", "C1")):
+            pts = sorted((r for r in rows if r["variant"] == variant), key=lambda r: r["k"])
+            ax.plot([r["k"] for r in pts], [1e6 * r["seconds"] for r in pts], "o-", color=color, label=variant)
+        ax.set_yscale("log")
+        ax.set_xlabel("kept heads k of %d" % hs["heads"])
+        ax.set_ylabel("median time (us)")
+        ax.set_title("one token's attention, C=%d, %d cached, %d thread(s)" % (hs["width"], hs["cached"], n), fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    save(fig, out, stem + "_head_speed.png")
 
 
 def speed(sp, out, stem):
@@ -154,6 +198,8 @@ def main():
             gpt(doc, a.out, stem)
         elif cmd == "speed":
             speed(doc["speed"], a.out, stem)
+        elif cmd == "head-speed":
+            head_speed(doc["head_speed"], a.out, stem)
         else:
             raise SystemExit("%s: not a contextual_sparsity result (command %r)" % (f, cmd))
 

@@ -65,7 +65,9 @@ Tensor Block::mlp(const Tensor& h, const Hooks* hooks) const {
 
 Tensor Block::forward(const Tensor& x, KVCache* cache, const Hooks* hooks) {
   int64_t B = x.size(0), T = x.size(1);
-  std::vector<Tensor> qkv = qkv_heads(ln_1->forward(x));
+  Tensor h = ln_1->forward(x);
+  if (hooks && hooks->attn_input) hooks->attn_input(layer, h);
+  std::vector<Tensor> qkv = qkv_heads(h);
   Tensor k = qkv[1], v = qkv[2];
   // The attention op aligns its causal mask bottom-right, so queries at positions
   // [cached, cached + T) see every cached key and the new keys up to their own: prefill, one-token
@@ -112,7 +114,7 @@ Tensor GPT2::hidden(const Tensor& ids, KVCache* cache) {
   Tensor x = embedding(wte, ids) + pos;
   const bool replay = checkpoint_blocks && !cache && autograd::grad_enabled();
   if (replay)
-    EMBER_CHECK(!hooks.mlp_hidden && !hooks.attn_heads && !hooks.mlp_input,
+    EMBER_CHECK(!hooks.mlp_hidden && !hooks.attn_heads && !hooks.mlp_input && !hooks.attn_input,
                 "gpt2: checkpoint_blocks replays each block in backward and would call the hooks twice; clear the hooks "
                 "or turn checkpoint_blocks off");
   for (auto& b : blocks) {

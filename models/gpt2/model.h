@@ -61,8 +61,10 @@ struct Hooks {
   std::function<Tensor(int64_t layer, const Tensor& hidden)> mlp_hidden;
   // Each head's attention output before the heads are merged, (B, n_head, T, head_dim).
   std::function<Tensor(int64_t layer, const Tensor& heads)> attn_heads;
-  // The input of each block's MLP and attention (after its LayerNorm), (B, T, C).
+  // The input of each block's MLP (after ln_2), (B, T, C).
   std::function<void(int64_t layer, const Tensor& mlp_in)> mlp_input;
+  // The input of each block's attention (after ln_1), (B, T, C): what a head predictor reads.
+  std::function<void(int64_t layer, const Tensor& attn_in)> attn_input;
 };
 
 class Block : public nn::Module {

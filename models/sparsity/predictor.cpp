@@ -69,13 +69,18 @@ Tensor bce_with_logits(const Tensor& logits, const Tensor& targets) {
 }
 
 std::vector<double> train_predictor(SparsityPredictor& model, const Tensor& inputs, const Tensor& targets,
-                                    const PredictorTraining& opt,
-                                    const std::function<void(int64_t, int64_t, double)>& on_step) {
-  EMBER_CHECK(inputs.dim() == 2 && targets.dim() == 2 && inputs.size(0) == targets.size(0) &&
-                  inputs.size(1) == model.down->in_features && targets.size(1) == model.up->out_features,
-              "train_predictor: inputs ", to_string(inputs.shape()), " and targets ", to_string(targets.shape()),
-              " must be (M, ", model.down->in_features, ") and (M, ", model.up->out_features, ")");
-  EMBER_CHECK(opt.epochs > 0 && opt.batch > 0 && inputs.size(0) > 0, "train_predictor: epochs, batch and the number of "
+                                    const PredictorTraining& opt, const StepReport& on_step) {
+  return train_bce(model, model.down->in_features, model.up->out_features, inputs, targets, opt, on_step,
+                   "train_predictor");
+}
+
+std::vector<double> train_bce(nn::Module& model, int64_t in, int64_t out, const Tensor& inputs, const Tensor& targets,
+                              const PredictorTraining& opt, const StepReport& on_step, const char* who) {
+  EMBER_CHECK(inputs.defined() && targets.defined() && inputs.dim() == 2 && targets.dim() == 2 &&
+                  inputs.size(0) == targets.size(0) && inputs.size(1) == in && targets.size(1) == out,
+              who, ": inputs ", inputs.defined() ? to_string(inputs.shape()) : "undefined", " and targets ",
+              targets.defined() ? to_string(targets.shape()) : "undefined", " must be (M, ", in, ") and (M, ", out, ")");
+  EMBER_CHECK(opt.epochs > 0 && opt.batch > 0 && inputs.size(0) > 0, who, ": epochs, batch and the number of "
               "examples must be positive");
   data::TensorDataset ds(inputs.detach().contiguous(), targets.detach().contiguous());
   optim::AdamOptions ao;

@@ -47,10 +47,17 @@ struct PredictorTraining {
   uint64_t seed = 0;
 };
 
+using StepReport = std::function<void(int64_t step, int64_t total_steps, double loss)>;
+
 // Trains on inputs (M, C) and 0/1 targets (M, N), shuffled mini-batches; returns the mean loss
 // of each epoch. `on_step(step, total_steps, loss)` reports progress when given.
 std::vector<double> train_predictor(SparsityPredictor& model, const Tensor& inputs, const Tensor& targets,
-                                    const PredictorTraining& opt,
-                                    const std::function<void(int64_t, int64_t, double)>& on_step = nullptr);
+                                    const PredictorTraining& opt, const StepReport& on_step = nullptr);
+
+// The loop behind train_predictor (and the head predictor's): any module whose forward maps
+// (M, in) to scores (M, out), AdamW on bce_with_logits. `who` names the caller in errors.
+std::vector<double> train_bce(nn::Module& model, int64_t in, int64_t out, const Tensor& inputs, const Tensor& targets,
+                              const PredictorTraining& opt, const StepReport& on_step = nullptr,
+                              const char* who = "train_bce");
 
 }  // namespace ember::sparsity
