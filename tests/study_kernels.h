@@ -2,10 +2,14 @@
 // only when a program registers them. Tests that select one by name, and the table-driven tests
 // that cover every variant, call this first; it registers each study once per process.
 #pragma once
+#include "examples/attention/study/study_kernels.h"
 #include "examples/matmul/study/study_kernels.h"
 
 namespace ember::testing {
 
-inline void register_study_kernels() { matmul_study::register_matmul_study_kernels(); }
+inline void register_study_kernels() {
+  matmul_study::register_matmul_study_kernels();
+  attention_study::register_attention_study_kernels();
+}
 
 }  // namespace ember::testing

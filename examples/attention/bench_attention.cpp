@@ -30,8 +30,9 @@
 #include "examples/common/cli_lists.h"
 #include "ember.h"
 #include "framework/parallel.h"
+#include "examples/attention/study/io_counters.h"
+#include "examples/attention/study/study_kernels.h"
 #include "ops/attention/attention.h"
-#include "ops/attention/io_counters.h"
 #ifdef EMBER_HAS_CUDA
 #include <cuda_runtime.h>
 
@@ -39,6 +40,7 @@
 #endif
 
 using namespace ember;
+using namespace ember::attention_study;  // the byte counters
 using json = nlohmann::json;
 
 namespace {
@@ -216,10 +218,11 @@ int main(int argc, char** argv) {
     const int repeats = std::max(1, ember::cli::flag<int>(args, "repeats", 1, 1000000)), warmup = std::max(0, ember::cli::flag<int>(args, "warmup", 0, 1000000));
     const int64_t block_m = ember::cli::flag<int64_t>(args, "block-m", 0, int64_t(1) << 26), max_std = ember::cli::flag<int64_t>(args, "max-standard-n", 0, 1 << 24);
 
-    std::vector<AttentionImpl> impls;
+    register_attention_study_kernels();  // "standard" and "flash" on the CPU, beside the library's "flash2"
+    std::vector<std::string> impls;
     {
       std::stringstream ss(args["impls"].as<std::string>());
-      for (std::string item; std::getline(ss, item, ',');) impls.push_back(parse_attention_impl(item));
+      for (std::string item; std::getline(ss, item, ',');) impls.push_back(parse_attention_impl(item, dev));
       EMBER_CHECK(!impls.empty(), "bench_attention: --impls names no algorithm");
     }
     std::vector<Config> configs;
@@ -242,7 +245,7 @@ int main(int argc, char** argv) {
     RunTimer timer(dev);
     int total = 0;
     for (const Config& c : configs)
-      for (AttentionImpl impl : impls) total += impl == AttentionImpl::Standard && c.n > max_std ? 0 : 2;
+      for (const std::string& impl : impls) total += impl == "standard" && c.n > max_std ? 0 : 2;
     examples::ProgressBar progress("attention", total, true, stderr, "runs");
     struct Row {
       Config c;
@@ -259,16 +262,16 @@ int main(int argc, char** argv) {
       // The four variants of this configuration; their timed runs are interleaved (round robin) so
       // that a change in the machine's load during the sweep affects all of them alike.
       struct Variant {
-        AttentionImpl impl;
+        std::string impl;
         std::string mode;
         Measure m;
         double max_diff = 0;
         std::vector<double> ts, cpu;
       };
       std::vector<Variant> vars;
-      for (AttentionImpl impl : impls)
+      for (const std::string& impl : impls)
         for (std::string mode : {"fwd", "fwd+bwd"})
-          if (!(impl == AttentionImpl::Standard && c.n > max_std)) vars.push_back({impl, mode, {}, 0, {}, {}});
+          if (!(impl == "standard" && c.n > max_std)) vars.push_back({impl, mode, {}, 0, {}, {}});
       Tensor out, ref_out;
       auto run = [&](const Variant& var) {
         AttentionOptions o;
@@ -286,7 +289,7 @@ int main(int argc, char** argv) {
         sync(dev);
       };
       for (Variant& var : vars) {
-        progress.step(str(name(var.impl), " ", var.mode, " N=", c.n, " d=", c.d, c.causal ? " causal" : ""));
+        progress.step(str(var.impl, " ", var.mode, " N=", c.n, " d=", c.d, c.causal ? " causal" : ""));
         // Memory: one run from an empty cache, so that the allocator and the RSS see fresh pages.
         out = Tensor();
         allocator(dev).empty_cache();
@@ -295,7 +298,7 @@ int main(int argc, char** argv) {
         reset_peak_memory(dev);
         int64_t rss0 = status_kb("VmRSS:");
         bool rss_ok = dev == Device::CPU && reset_rss_peak();
-        // Bytes: counted on the same run (CPU kernels only).
+        // Bytes: counted on the same run (the study's CPU kernels only; flash2 counts nothing).
         reset_attention_io();
         set_attention_io_counting(dev == Device::CPU);
         run(var);
@@ -307,7 +310,7 @@ int main(int argc, char** argv) {
         if (rss_ok) var.m.rss_extra_bytes = (status_kb("VmHWM:") - rss0) * 1024;
         if (var.mode == "fwd") {  // flash is checked against standard on the same inputs
           Tensor oc = out.to(Device::CPU);
-          if (var.impl == AttentionImpl::Standard) ref_out = oc;
+          if (var.impl == "standard") ref_out = oc;
           else if (ref_out.defined()) var.max_diff = max(abs(oc - ref_out)).item();
         }
         out = Tensor();
@@ -325,7 +328,7 @@ int main(int argc, char** argv) {
         var.m.median_ms = bench::median(var.ts);
         var.m.min_ms = *std::min_element(var.ts.begin(), var.ts.end());
         var.m.cpu_ms = bench::median(var.cpu);
-        rows.push_back({c, name(var.impl), var.mode, var.m, var.max_diff});
+        rows.push_back({c, var.impl, var.mode, var.m, var.max_diff});
       }
     }
 

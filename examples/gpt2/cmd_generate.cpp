@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "examples/attention/study/study_kernels.h"
 #include "examples/common/cli_flags.h"
 #include "framework/autograd/trace.h"
 #include "framework/io/npy.h"
@@ -48,7 +49,8 @@ int generate(int argc, char** argv) {
   std::string dir = a["model"].as<std::string>();
   auto model = load_model(dir);
   model->eval();
-  model->set_attention_impl(parse_attention_impl(a["attention"].as<std::string>()));
+  attention_study::register_attention_study_kernels();  // "flash" and "standard" beside the library's flash2
+  model->set_attention_impl(a["attention"].as<std::string>());
   bool have_tokenizer = std::filesystem::exists(dir + "/vocab.json");
   std::unique_ptr<Tokenizer> tok;
   if (have_tokenizer) {

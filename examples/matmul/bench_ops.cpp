@@ -15,6 +15,7 @@
 #include "examples/common/cli_lists.h"
 #include "examples/common/bandwidth.h"
 #include "examples/common/bench.h"
+#include "examples/attention/study/study_kernels.h"
 #include "examples/matmul/bench_ops_table.h"
 #include "examples/matmul/study/study_kernels.h"
 #include "framework/parallel.h"
@@ -58,7 +59,10 @@ int main(int argc, char** argv) {
       std::cout << options.help() << std::endl;
       return 0;
     }
-    ember::matmul_study::register_matmul_study_kernels();  // the table then lists the study's variants too
+    // The table then lists the studies' variants too (matmul's naive, ikj, blocked; attention's
+    // standard, flash).
+    ember::matmul_study::register_matmul_study_kernels();
+    ember::attention_study::register_attention_study_kernels();
     if (args.count("list")) {
       print_op_table(std::cout);
       return 0;

@@ -99,7 +99,8 @@ std::string GPT2::name() const {
              cfg_.vocab_size, ")");
 }
 
-void GPT2::set_attention_impl(AttentionImpl impl) {
+void GPT2::set_attention_impl(const std::string& impl) {
+  parse_attention_impl(impl, wte.device());  // an unknown name fails here, not at the first forward
   for (auto& b : blocks) b->attention_impl = impl;
 }
 

@@ -80,7 +80,9 @@ class Block : public nn::Module {
 
   Config cfg;
   int64_t layer;
-  AttentionImpl attention_impl = AttentionImpl::Flash2;  // FlashAttention-2 order on the CPU
+  // The attention kernel by name (AttentionOptions::impl): "" is the library's for the device,
+  // FlashAttention-2 on the CPU; a study's registered kernels ("flash", "standard") by their names.
+  std::string attention_impl;
   std::shared_ptr<LayerNorm> ln_1, ln_2;
   std::shared_ptr<Conv1D> c_attn, attn_proj, c_fc, mlp_proj;
 };
@@ -96,7 +98,9 @@ class GPT2 : public nn::Module {
   Tensor hidden(const Tensor& ids, KVCache* cache = nullptr);
   std::string name() const override;
 
-  void set_attention_impl(AttentionImpl impl);
+  // Every block's attention kernel; ember::Error, listing what is registered, for a name the
+  // device of the model's weights has no kernel for.
+  void set_attention_impl(const std::string& impl);
   Hooks hooks;  // empty by default
   // Training memory for compute: each block's activations are dropped after its forward and
   // recomputed in backward (framework/functional/checkpoint.h); only block inputs stay alive.

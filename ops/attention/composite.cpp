@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "ops/attention/attention.h"
+#include "ops/attention/attention_math.h"
 #include "ops/attention/attention_internal.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/matmul/matmul.h"
@@ -15,10 +16,8 @@ namespace attention_detail {
 
 Tensor causal_mask(int64_t nq, int64_t nk, DType dtype, Device device) {
   std::vector<double> m(size_t(nq * nk), 0.0);
-  const int64_t off = nk - nq;
   for (int64_t i = 0; i < nq; ++i)
-    for (int64_t j = i + off + 1; j < nk; ++j)
-      if (j >= 0) m[size_t(i * nk + j)] = 1.0;
+    for (int64_t j = attention_math::visible_keys(i, nq, nk, true); j < nk; ++j) m[size_t(i * nk + j)] = 1.0;
   Tensor t = from_vector(m, {nq, nk});
   if (dtype != DType::Float64) t = t.to(dtype);
   return device == Device::CPU ? t : t.to(device);

@@ -25,6 +25,7 @@ from ._ember import (  # noqa: F401  (the public C++ surface, re-exported)
     batch_norm, group_norm, rms_norm,
     registered_ops, custom_op_names, grad_enabled,
     save_file, load_file, load_file_metadata, save_npy, load_npy, cuda_available,
+    register_study_kernels,
 )
 from ._tensor import tensor, from_numpy, from_dlpack, as_device, with_device_names as _with_device_names  # noqa: F401
 from .autograd import make_vjp, make_jvp, grad, value_and_grad, no_grad, autodiff_trace, checkpoint  # noqa: F401

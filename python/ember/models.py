@@ -190,7 +190,9 @@ class GPT2:
 
     @property
     def attention(self):
-        """The attention algorithm: "flash2" (FlashAttention-2's loop order), "flash" or "standard"."""
+        """The attention kernel: "flash2" (FlashAttention-2's loop order, the library's), or after
+        ember.register_study_kernels() the attention study's "flash" (the paper's Algorithm 1) or
+        "standard" (Algorithm 0). An unknown name raises ember.Error listing what is registered."""
         return self._impl.attention
 
     @attention.setter

@@ -30,6 +30,7 @@ void bind_nn_optim(nb::module_& m);
 void bind_io(nb::module_& m);
 void bind_gpt2(nb::module_& m);
 void bind_cuda(nb::module_& m);
+void bind_study(nb::module_& m);
 
 // Ops run their kernels without the GIL, so that other Python threads run meanwhile; a Python
 // callback (a custom op's rule, a traced Python function) takes it back through PyCallable.

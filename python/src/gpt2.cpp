@@ -101,8 +101,8 @@ void bind_model(nb::module_& m) {
            nb::arg("seed"), nb::arg("use_cache"), nb::arg("stop_token"), nb::arg("on_token") = nb::none())
       .def_prop_ro("config", &GPT2::config)
       .def_prop_rw("attention",
-                   [](const GPT2& g) { return std::string(name(g.blocks.at(0)->attention_impl)); },
-                   [](GPT2& g, const std::string& s) { g.set_attention_impl(parse_attention_impl(s)); })
+                   [](const GPT2& g) { return g.blocks.at(0)->attention_impl; },
+                   [](GPT2& g, const std::string& s) { g.set_attention_impl(s); })
       .def("state_dict", [](const GPT2& g) { return tensor_dict(g.state_dict()); })
       .def("parameters", &GPT2::parameters)
       .def("num_parameters", &GPT2::num_parameters)

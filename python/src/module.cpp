@@ -19,4 +19,5 @@ NB_MODULE(_ember, m) {
   ember::py::bind_io(m);
   ember::py::bind_gpt2(m);
   ember::py::bind_cuda(m);
+  ember::py::bind_study(m);
 }

@@ -134,7 +134,13 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   b.fm("cumsum", [](T x, int64_t d) { return cumsum(x, d); }, arg("x"), arg("dim"));
   b.fm("cumsum_reverse", [](T x, int64_t d) { return cumsum_reverse(x, d); }, arg("x"), arg("dim"));
   // matmul, linear layers, normalisation, losses
-  b.fm("matmul", [](T a, T x) { return matmul(a, x); }, arg("a"), arg("b"));
+  // impl: "auto" (the library's kernel), or a variant by name (after ember.register_study_kernels(),
+  // the matmul study's "naive", "ikj" and "blocked" on the CPU).
+  b.fm("matmul", [](T a, T x, const std::string& impl) {
+    MatmulOptions o;
+    o.impl = impl;
+    return matmul(a, x, o);
+  }, arg("a"), arg("b"), arg("impl") = "auto");
   b.fm("linear", [](T x, T w, std::optional<Tensor> bias) { return linear(x, w, bias ? *bias : Tensor()); }, arg("x"), arg("weight"), arg("bias") = nb::none());
   b.fm("softmax", [](T x, int64_t d) { return softmax(x, d); }, arg("x"), arg("dim") = -1);
   b.fm("log_softmax", [](T x, int64_t d) { return log_softmax(x, d); }, arg("x"), arg("dim") = -1);
@@ -174,13 +180,15 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   b.fm("binary_cross_entropy_with_logits", [](T x, T t, const std::string& r) { return binary_cross_entropy_with_logits(x, t, reduction(r)); }, arg("input"), arg("target"), arg("reduction") = "mean");
   b.fn("embedding", [](T w, T ids) { return embedding(w, ids); }, arg("weight"), arg("ids"));
   b.fm("dropout", [](T x, double p, bool training) { return dropout(x, p, training); }, arg("x"), arg("p"), arg("training") = true);
+  // impl: "auto" (the library's kernel: FlashAttention-2 on the CPU), "flash2", or a variant by name
+  // (after ember.register_study_kernels(), the attention study's "flash" and "standard").
   b.fn("attention", [](T q, T k, T v, bool causal, const std::string& impl, double scale) {
     AttentionOptions o;
     o.causal = causal;
-    o.impl = parse_attention_impl(impl);
+    o.impl = impl;
     o.scale = scale;
     return attention(q, k, v, o);
-  }, arg("q"), arg("k"), arg("v"), arg("causal") = false, arg("impl") = "flash2", arg("scale") = 0.0);
+  }, arg("q"), arg("k"), arg("v"), arg("causal") = false, arg("impl") = "auto", arg("scale") = 0.0);
   // shapes (the Tensor methods of the same names are views from tensor.cpp)
   b.fn("reshape", [](T x, const Shape& s) { return reshape(x, s); }, arg("x"), arg("shape"));
   b.fn("view", [](T x, const Shape& s) { return view(x, s); }, arg("x"), arg("shape"));

@@ -253,7 +253,14 @@ void attention_spec(std::vector<OpSpec>& out) {
                  o.causal = true;
                  attention(rand64({5, 4}, 1), rand64({3, 4}, 2), rand64({3, 4}, 3), o);
                },
-               "attention: causal attention needs Nk >= Nq"}};
+               "attention: causal attention needs Nk >= Nq"},
+              {"a kernel variant nobody registered",
+               [] {
+                 AttentionOptions o;
+                 o.impl = "fast";
+                 attention(rand64({5, 4}, 1), rand64({5, 4}, 2), rand64({5, 4}, 3), o);
+               },
+               "attention: variant 'fast' is not available on cpu"}};
   out.push_back(s);
 }
 

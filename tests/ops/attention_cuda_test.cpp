@@ -1,5 +1,7 @@
 // The CUDA attention kernels on a real GPU against the CPU kernels; skipped without one.
+#include "examples/attention/study/study_kernels.h"
 #include "ops/attention/attention.h"
+#include "study_kernels.h"
 #include "test_util.h"
 
 #ifdef EMBER_HAS_CUDA
@@ -41,16 +43,17 @@ void check_device(int64_t bh, int64_t nq, int64_t nk, int64_t d, bool causal, do
          dout = random({bh, nq, d}, 4).to(dt);
   AttentionOptions o;
   o.causal = causal;
-  o.impl = AttentionImpl::Standard;
-  AttentionForward ref = attention_forward(q.to(DType::Float64), k.to(DType::Float64), v.to(DType::Float64), o, true);
-  AttentionGrads gref = attention_backward_standard(q.to(DType::Float64), k.to(DType::Float64), v.to(DType::Float64),
-                                                    ref.out, ref.probs, dout.to(DType::Float64), o);
+  ember::testing::register_study_kernels();  // the reference: the study's Algorithm 0 in float64 on the CPU
+  o.impl = "standard";
+  AttentionForward ref = attention_forward(q.to(DType::Float64), k.to(DType::Float64), v.to(DType::Float64), o);
+  AttentionGrads gref = attention_study::attention_backward_standard(
+      q.to(DType::Float64), k.to(DType::Float64), v.to(DType::Float64), ref.out, ref.saved, dout.to(DType::Float64), o);
   cuda_attn::Dims dm{bh, nq, nk, d, 1.0 / std::sqrt(double(d)), causal};
   DeviceBuffer<T> dq_(q), dk_(k), dv_(v), ddo(dout), out(size_t(bh * nq * d)), lse(size_t(bh * nq)),
       gq(size_t(bh * nq * d)), gk(size_t(bh * nk * d)), gv(size_t(bh * nk * d)), p(size_t(bh * nq * nk)),
       ds(size_t(bh * nq * nk));
-  for (AttentionImpl impl : {AttentionImpl::Flash, AttentionImpl::Standard}) {
-    if (impl == AttentionImpl::Flash) {
+  for (const std::string impl : {"flash", "standard"}) {
+    if (impl == "flash") {
       cuda_attn::flash_forward<T>(dm, dq_.p, dk_.p, dv_.p, out.p, lse.p);
       cuda_attn::flash_backward<T>(dm, dq_.p, dk_.p, dv_.p, out.p, lse.p, ddo.p, gq.p, gk.p, gv.p);
     } else {
@@ -58,11 +61,11 @@ void check_device(int64_t bh, int64_t nq, int64_t nk, int64_t d, bool causal, do
       cuda_attn::standard_backward<T>(dm, dq_.p, dk_.p, dv_.p, out.p, p.p, ddo.p, ds.p, gq.p, gk.p, gv.p);
     }
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    EXPECT_TRUE(all_close(out.to_host({bh, nq, d}), ref.out, tol, tol * 10)) << name(impl) << " out";
-    EXPECT_TRUE(all_close(lse.to_host({bh, nq}), ref.lse, tol, tol * 10)) << name(impl) << " lse";
-    EXPECT_TRUE(all_close(gq.to_host({bh, nq, d}), gref.dq, tol, tol * 10)) << name(impl) << " dq";
-    EXPECT_TRUE(all_close(gk.to_host({bh, nk, d}), gref.dk, tol, tol * 10)) << name(impl) << " dk";
-    EXPECT_TRUE(all_close(gv.to_host({bh, nk, d}), gref.dv, tol, tol * 10)) << name(impl) << " dv";
+    EXPECT_TRUE(all_close(out.to_host({bh, nq, d}), ref.out, tol, tol * 10)) << impl << " out";
+    EXPECT_TRUE(all_close(lse.to_host({bh, nq}), ref.lse, tol, tol * 10)) << impl << " lse";
+    EXPECT_TRUE(all_close(gq.to_host({bh, nq, d}), gref.dq, tol, tol * 10)) << impl << " dq";
+    EXPECT_TRUE(all_close(gk.to_host({bh, nk, d}), gref.dk, tol, tol * 10)) << impl << " dk";
+    EXPECT_TRUE(all_close(gv.to_host({bh, nk, d}), gref.dv, tol, tol * 10)) << impl << " dv";
   }
 }
 
@@ -79,6 +82,44 @@ TEST(AttentionCuda, KernelsMatchTheCpuReference) {
     check_device<double>(2, 129, 129, 64, causal, 1e-11);
     check_device<double>(1, 7, 40, 100, causal, 1e-11);
     check_device<float>(2, 300, 300, 128, causal, 3e-5);
+  }
+#endif
+}
+
+TEST(AttentionCuda, EveryCudaNameRunsThroughTheOp) {
+  // attention() on CUDA tensors under each name it has there ("" and "auto": the flash kernel,
+  // also "flash" and "flash2"; "standard": cuBLAS with P): forward and VJP against the CPU's, and
+  // attention_backward with and without the saved P.
+#ifndef EMBER_HAS_CUDA
+  GTEST_SKIP() << "built without CUDA";
+#else
+  if (!cuda_attn::available()) GTEST_SKIP() << "no usable GPU";
+  Tensor q = random({2, 3, 37, 16}, 11), k = random({2, 3, 45, 16}, 12), v = random({2, 3, 45, 16}, 13),
+         w = random({2, 3, 37, 16}, 14);
+  for (bool causal : {false, true}) {
+    AttentionOptions cpu_o;
+    cpu_o.causal = causal;
+    auto [ys, vjp] = make_vjp(
+        [&](const std::vector<Tensor>& x) { return std::vector<Tensor>{attention(x[0], x[1], x[2], cpu_o)}; }, {q, k, v});
+    std::vector<Tensor> g = vjp({w});
+    for (const char* impl : {"", "auto", "flash", "flash2", "standard"}) {
+      SCOPED_TRACE(str("impl '", impl, "' causal=", causal));
+      AttentionOptions o = cpu_o;
+      o.impl = impl;
+      std::vector<Tensor> dev = {q.to(Device::CUDA), k.to(Device::CUDA), v.to(Device::CUDA)};
+      auto [ysd, vjpd] = make_vjp(
+          [&](const std::vector<Tensor>& x) { return std::vector<Tensor>{attention(x[0], x[1], x[2], o)}; }, dev);
+      std::vector<Tensor> gd = vjpd({w.to(Device::CUDA)});
+      EXPECT_TRUE(all_close(ysd[0].to(Device::CPU), ys[0], 1e-11, 1e-9)) << "out";
+      for (int i = 0; i < 3; ++i) EXPECT_TRUE(all_close(gd[i].to(Device::CPU), g[i], 1e-11, 1e-9)) << "grad " << i;
+      AttentionForward f = attention_forward(dev[0], dev[1], dev[2], o);
+      EXPECT_EQ(f.saved.defined(), std::string(impl) == "standard");
+      for (const Tensor& saved : {f.saved, Tensor()}) {
+        AttentionGrads gb = attention_backward(dev[0], dev[1], dev[2], f.out, f.lse, saved, w.to(Device::CUDA), o);
+        EXPECT_TRUE(all_close(gb.dq.to(Device::CPU), g[0], 1e-11, 1e-9)) << "attention_backward dq";
+        EXPECT_TRUE(all_close(gb.dv.to(Device::CPU), g[2], 1e-11, 1e-9)) << "attention_backward dv";
+      }
+    }
   }
 #endif
 }

@@ -5,8 +5,10 @@
 #include <cstring>
 #include <memory>
 
+#include "examples/attention/study/study_kernels.h"
 #include "ops/attention/attention.h"
 #include "ops/attention/cuda/flash_kernel.h"
+#include "study_kernels.h"
 #include "test_util.h"
 
 using namespace ember;
@@ -109,9 +111,10 @@ void check_flash(const Shape4& s, bool causal, double tol) {
          dout = random({s.bh, s.nq, s.d}, 4);
   AttentionOptions o;
   o.causal = causal;
-  o.impl = AttentionImpl::Standard;
-  AttentionForward ref = attention_forward(q, k, v, o, true);
-  AttentionGrads gref = attention_backward_standard(q, k, v, ref.out, ref.probs, dout, o);
+  ember::testing::register_study_kernels();  // the reference: the study's Algorithm 0 in float64
+  o.impl = "standard";
+  AttentionForward ref = attention_forward(q, k, v, o);
+  AttentionGrads gref = attention_study::attention_backward_standard(q, k, v, ref.out, ref.saved, dout, o);
 
   DType dt = dtype_of<T>::value;
   Tensor qt = q.to(dt), kt = k.to(dt), vt = v.to(dt), dot = dout.to(dt);
@@ -183,8 +186,9 @@ TEST(AttentionEmulator, StandardPathSoftmaxKernels) {
            dout = random({bh, nq, d}, 14);
     AttentionOptions o;
     o.causal = causal;
-    o.impl = AttentionImpl::Standard;
-    AttentionForward ref = attention_forward(q, k, v, o, true);
+    ember::testing::register_study_kernels();
+    o.impl = "standard";
+    AttentionForward ref = attention_forward(q, k, v, o);
     Tensor p = (matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(d)))).contiguous();
     Tensor lse = empty({bh, nq}, DType::Float64);
     cuda_attn::kern::Args<double> a = dims<double>(nq, nk, d, causal);
@@ -198,7 +202,7 @@ TEST(AttentionEmulator, StandardPathSoftmaxKernels) {
         for (int t = 0; t < K::THREADS; ++t) K::partial_sum(a, p.data<double>(), *sh, rg[t], Dim{bx, by}, Dim{t, 0});
         for (int t = 0; t < K::THREADS; ++t) K::normalise(a, p.data<double>(), *sh, rg[t], Dim{bx, by}, Dim{t, 0});
       }
-    EXPECT_TRUE(all_close(p, ref.probs, 1e-14, 1e-12)) << "P, causal=" << causal;
+    EXPECT_TRUE(all_close(p, ref.saved, 1e-14, 1e-12)) << "P, causal=" << causal;
     EXPECT_TRUE(all_close(lse, ref.lse, 1e-12, 1e-10)) << "L, causal=" << causal;
 
     // dS = P * (dP - D) with D from the RowDot kernel.
@@ -212,7 +216,7 @@ TEST(AttentionEmulator, StandardPathSoftmaxKernels) {
     Tensor ds = dp.clone();
     for (int bx = 0; bx < int((total + 255) / 256); ++bx)
       for (int t = 0; t < 256; ++t) SoftmaxBackward<double>::run(a, p.data<double>(), ds.data<double>(), total, Dim{bx, 0}, Dim{t, 0});
-    Tensor expect = ref.probs * (dp - sum(dout * ref.out, {-1}, true));
+    Tensor expect = ref.saved * (dp - sum(dout * ref.out, {-1}, true));
     EXPECT_TRUE(all_close(ds, expect, 1e-12, 1e-10)) << "dS, causal=" << causal;
   }
 }

@@ -1,13 +1,21 @@
-// attention(): both algorithms against the composite float64 reference, gradcheck of both, standard
-// and flash agreeing on forward and all three gradients, odd sizes, causal, batch/heads, views,
-// higher order through the composite backward, the byte counters, memory, and bad input.
+// attention(): every CPU variant (the library's flash2, the study's standard and flash, and a
+// user's variant registered here) against the composite float64 reference, gradcheck of each, all
+// of them agreeing on forward and all three gradients, odd sizes, causal, batch/heads, views,
+// higher order through the composite backward, the study's byte counters, memory, the
+// registration API, and bad input.
+#include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <mutex>
 
+#include "examples/attention/study/io_counters.h"
+#include "examples/attention/study/study_kernels.h"
 #include "ops/attention/attention.h"
 #include "ops/attention/cpu/kernels.h"
 #include "ops/attention/cpu/tile_math.h"
-#include "ops/attention/io_counters.h"
 #include "framework/parallel.h"
+#include "ops/op_list.h"
+#include "study_kernels.h"
 #include "test_util.h"
 
 using namespace ember;
@@ -15,7 +23,64 @@ using namespace ember::testing;
 
 namespace {
 
-AttentionOptions opts(AttentionImpl impl, bool causal, int64_t block_m = 0) {
+// A user's variant: the study's Algorithm 1 with blocks of 2 query rows x 3 keys, so that every
+// loop has a ragged edge, counting its calls (which shows which backward a recorded call runs).
+const char* const kTiny = "flash_2x3";
+std::atomic<int> g_tiny_forwards{0}, g_tiny_backwards{0};
+
+template <class T>
+cpu::attn::Problem<T> tiny_problem(const AttentionArgs& a) {
+  cpu::attn::Problem<T> p;
+  p.bh = a.bh;
+  p.nq = a.nq;
+  p.nk = a.nk;
+  p.d = a.d;
+  p.scale = T(a.scale);
+  p.causal = a.causal;
+  p.br = 2;
+  p.bc = 3;
+  p.kv_bh_stride = a.kv_bh_stride;
+  return p;
+}
+
+AttentionKernels tiny_kernels() {
+  AttentionKernels k;
+  k.forward = [](const AttentionArgs& a, void* o, void* lse) {
+    ++g_tiny_forwards;
+    EMBER_DISPATCH_FLOAT(a.dtype, "flash_2x3", [&] {
+      using T = scalar_t;
+      attention_study::flash_forward(tiny_problem<T>(a), static_cast<const T*>(a.q), static_cast<const T*>(a.k),
+                                     static_cast<const T*>(a.v), static_cast<T*>(o), static_cast<T*>(lse));
+    });
+    return Tensor();
+  };
+  k.backward = [](const AttentionArgs& a, const AttentionGradArgs& g) {
+    ++g_tiny_backwards;
+    EMBER_DISPATCH_FLOAT(a.dtype, "flash_2x3 backward", [&] {
+      using T = scalar_t;
+      attention_study::flash_backward(tiny_problem<T>(a), static_cast<const T*>(a.q), static_cast<const T*>(a.k),
+                                      static_cast<const T*>(a.v), static_cast<const T*>(g.out),
+                                      static_cast<const T*>(g.lse), static_cast<const T*>(g.dout),
+                                      static_cast<T*>(g.dq), static_cast<T*>(g.dk), static_cast<T*>(g.dv));
+    });
+  };
+  return k;
+}
+
+void register_variants() {
+  ember::testing::register_study_kernels();
+  static std::once_flag once;
+  std::call_once(once, [] { register_attention_variant(kTiny, tiny_kernels()); });
+}
+
+// Every CPU variant registered: the library's flash2, the study's standard and flash, kTiny.
+std::vector<std::string> impls() {
+  register_variants();
+  return attention_variants(Device::CPU);
+}
+
+AttentionOptions opts(const std::string& impl, bool causal, int64_t block_m = 0) {
+  register_variants();
   AttentionOptions o;
   o.impl = impl;
   o.causal = causal;
@@ -47,21 +112,21 @@ TEST(Attention, BlockSizesFollowThePaper) {
   EXPECT_GT(default_attention_block_m(), 0);
 }
 
-TEST(Attention, BothImplsMatchTheCompositeReference) {
+TEST(Attention, EveryVariantMatchesTheCompositeReference) {
   uint64_t seed = 1;
   for (const Case& c : cases())
     for (bool causal : {false, true}) {
       if (causal && c.kv[c.kv.size() - 2] < c.q[c.q.size() - 2]) continue;
       Tensor q = random(c.q, seed++), k = random(c.kv, seed++), v = random(c.kv, seed++);
-      Tensor ref = attention_composite(q, k, v, opts(AttentionImpl::Standard, causal));
-      for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash, AttentionImpl::Flash2}) {
-        SCOPED_TRACE(str(name(impl), " causal=", causal, " q", to_string(c.q), " kv", to_string(c.kv), " M=", c.block_m));
+      Tensor ref = attention_composite(q, k, v, opts("standard", causal));
+      for (const std::string& impl : impls()) {
+        SCOPED_TRACE(str(impl, " causal=", causal, " q", to_string(c.q), " kv", to_string(c.kv), " M=", c.block_m));
         AttentionForward f = attention_forward(q, k, v, opts(impl, causal, c.block_m));
         EXPECT_TRUE(all_close(f.out, ref, 1e-12, 1e-10));
         EXPECT_TRUE(all_close(attention(q, k, v, opts(impl, causal, c.block_m)), ref, 1e-12, 1e-10));
         // L = log sum_j exp(s_ij) over the visible keys, from the same scores.
         Tensor s = matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(q.size(-1))));
-        Tensor p = attention_forward(q, k, v, opts(AttentionImpl::Standard, causal), true).probs;
+        Tensor p = attention_forward(q, k, v, opts("standard", causal)).saved;  // P, (BH, Nq, Nk)
         // Where P > 0, s - L = log P.
         Tensor lhs = s - f.lse.unsqueeze(-1);
         std::vector<double> a = lhs.to_vector<double>(), pv = p.to_vector<double>();
@@ -74,21 +139,21 @@ TEST(Attention, BothImplsMatchTheCompositeReference) {
 TEST(Attention, Float32MatchesFloat64) {
   Tensor q = random({2, 2, 45, 16}, 11), k = random({2, 2, 45, 16}, 12), v = random({2, 2, 45, 16}, 13);
   for (bool causal : {false, true})
-    for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash, AttentionImpl::Flash2}) {
+    for (const std::string& impl : impls()) {
       Tensor ref = attention_composite(q, k, v, opts(impl, causal));
       Tensor out = attention(q.to(DType::Float32), k.to(DType::Float32), v.to(DType::Float32), opts(impl, causal, 200));
       EXPECT_EQ(out.dtype(), DType::Float32);
-      EXPECT_TRUE(all_close(out, ref, 1e-5, 1e-4)) << name(impl) << " causal=" << causal;
+      EXPECT_TRUE(all_close(out, ref, 1e-5, 1e-4)) << impl << " causal=" << causal;
     }
 }
 
-TEST(Attention, GradcheckBothImpls) {
+TEST(Attention, GradcheckEveryVariant) {
   GradcheckOptions g;
   g.atol = 1e-6;
   g.rtol = 1e-4;
-  for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash, AttentionImpl::Flash2})
+  for (const std::string& impl : impls())
     for (bool causal : {false, true}) {
-      SCOPED_TRACE(str(name(impl), " causal=", causal));
+      SCOPED_TRACE(str(impl, " causal=", causal));
       AttentionOptions o = opts(impl, causal, 12);  // d = 3: Bc = 1, Br = 1: every block boundary
       EXPECT_TRUE(grad_ok([o](const std::vector<Tensor>& x) { return attention(x[0], x[1], x[2], o); },
                           {random({2, 5, 3}, 21), random({2, 5, 3}, 22), random({2, 5, 3}, 23)}, g));
@@ -99,7 +164,7 @@ TEST(Attention, GradcheckBothImpls) {
     }
 }
 
-TEST(Attention, StandardAndFlashAgreeOnForwardAndAllGradients) {
+TEST(Attention, EveryVariantAgreesOnForwardAndAllGradients) {
   uint64_t seed = 100;
   for (DType dt : {DType::Float64, DType::Float32})
     for (const Case& c : cases())
@@ -108,48 +173,57 @@ TEST(Attention, StandardAndFlashAgreeOnForwardAndAllGradients) {
         SCOPED_TRACE(str(dt, " causal=", causal, " q", to_string(c.q), " kv", to_string(c.kv)));
         Tensor q = random(c.q, seed++).to(dt), k = random(c.kv, seed++).to(dt), v = random(c.kv, seed++).to(dt);
         Tensor w = random(c.q, seed++).to(dt);  // a random cotangent
-        std::vector<Tensor> res[3];
-        int idx = 0;
-        for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash, AttentionImpl::Flash2}) {
+        const std::vector<std::string> names = impls();
+        std::vector<std::vector<Tensor>> res;
+        for (const std::string& impl : names) {
           AttentionOptions o = opts(impl, causal, c.block_m);
           auto [ys, vjp] = make_vjp([&](const std::vector<Tensor>& x) { return std::vector<Tensor>{attention(x[0], x[1], x[2], o)}; },
                                     {q, k, v});
           std::vector<Tensor> g = vjp({w});
-          res[idx++] = {ys[0], g[0], g[1], g[2]};
+          res.push_back({ys[0], g[0], g[1], g[2]});
         }
         double tol = dt == DType::Float64 ? 1e-11 : 2e-5;
         const char* what[] = {"out", "dq", "dk", "dv"};
-        for (int r = 1; r < 3; ++r)
-          for (int i = 0; i < 4; ++i) EXPECT_TRUE(all_close(res[r][i], res[0][i], tol, tol * 10)) << what[i] << " impl " << r;
+        for (size_t r = 1; r < res.size(); ++r)
+          for (int i = 0; i < 4; ++i)
+            EXPECT_TRUE(all_close(res[r][i], res[0][i], tol, tol * 10)) << what[i] << " " << names[r] << " vs " << names[0];
         // And the composite reference's gradients.
         auto [ys, vjp] = make_vjp(
-            [&](const std::vector<Tensor>& x) { return std::vector<Tensor>{attention_composite(x[0], x[1], x[2], opts(AttentionImpl::Flash, causal))}; },
+            [&](const std::vector<Tensor>& x) { return std::vector<Tensor>{attention_composite(x[0], x[1], x[2], opts("flash", causal))}; },
             {q, k, v});
         std::vector<Tensor> g = vjp({w});
-        for (int r = 1; r < 3; ++r)
+        for (size_t r = 0; r < res.size(); ++r)
           for (int i = 0; i < 3; ++i)
-            EXPECT_TRUE(all_close(res[r][i + 1], g[i], tol, tol * 10)) << what[i + 1] << " vs composite, impl " << r;
+            EXPECT_TRUE(all_close(res[r][i + 1], g[i], tol, tol * 10)) << what[i + 1] << " vs composite, " << names[r];
       }
 }
 
 TEST(Attention, BackwardOpsMatchTheComposite) {
   Tensor q = random({3, 17, 6}, 31), k = random({3, 17, 6}, 32), v = random({3, 17, 6}, 33), dout = random({3, 17, 6}, 34);
   for (bool causal : {false, true}) {
-    AttentionOptions os = opts(AttentionImpl::Standard, causal, 48), of = opts(AttentionImpl::Flash, causal, 48);
-    AttentionForward fs = attention_forward(q, k, v, os, true), ff = attention_forward(q, k, v, of);
-    EXPECT_FALSE(ff.probs.defined());  // flash never materialises P
-    ASSERT_TRUE(fs.probs.defined());
-    EXPECT_EQ(fs.probs.shape(), (Shape{3, 17, 17}));
-    AttentionGrads gs = attention_backward_standard(q, k, v, fs.out, fs.probs, dout, os);
-    AttentionGrads gs2 = attention_backward_standard(q, k, v, fs.out, Tensor(), dout, os);  // P recomputed
-    AttentionGrads gf = attention_backward_flash(q, k, v, ff.out, ff.lse, dout, of);
+    AttentionOptions os = opts("standard", causal, 48), of = opts("flash", causal, 48);
+    AttentionForward fs = attention_forward(q, k, v, os), ff = attention_forward(q, k, v, of);
+    EXPECT_FALSE(ff.saved.defined());  // flash never materialises P
+    ASSERT_TRUE(fs.saved.defined());
+    EXPECT_EQ(fs.saved.shape(), (Shape{3, 17, 17}));
     auto [ys, vjp] = make_vjp(
         [&](const std::vector<Tensor>& x) { return std::vector<Tensor>{attention_composite(x[0], x[1], x[2], os)}; }, {q, k, v});
     std::vector<Tensor> ref = vjp({dout});
-    for (const AttentionGrads* g : {&gs, &gs2, &gf}) {
-      EXPECT_TRUE(all_close(g->dq, ref[0], 1e-11, 1e-9));
-      EXPECT_TRUE(all_close(g->dk, ref[1], 1e-11, 1e-9));
-      EXPECT_TRUE(all_close(g->dv, ref[2], 1e-11, 1e-9));
+    std::vector<std::pair<std::string, AttentionGrads>> grads = {
+        {"standard, P saved", attention_study::attention_backward_standard(q, k, v, fs.out, fs.saved, dout, os)},
+        {"standard, P recomputed", attention_study::attention_backward_standard(q, k, v, fs.out, Tensor(), dout, os)},
+        {"flash", attention_study::attention_backward_flash(q, k, v, ff.out, ff.lse, dout, of)}};
+    // And attention_backward of every variant, from what its own forward saved.
+    for (const std::string& impl : impls()) {
+      AttentionOptions o = opts(impl, causal, 48);
+      AttentionForward f = attention_forward(q, k, v, o);
+      grads.push_back({impl, attention_backward(q, k, v, f.out, f.lse, f.saved, dout, o)});
+    }
+    for (const auto& [what, g] : grads) {
+      SCOPED_TRACE(str(what, " causal=", causal));
+      EXPECT_TRUE(all_close(g.dq, ref[0], 1e-11, 1e-9));
+      EXPECT_TRUE(all_close(g.dk, ref[1], 1e-11, 1e-9));
+      EXPECT_TRUE(all_close(g.dv, ref[2], 1e-11, 1e-9));
     }
   }
 }
@@ -159,7 +233,7 @@ TEST(Attention, NonContiguousInputs) {
   Tensor q = random({2, 9, 3, 4}, 41).transpose(1, 2), k = random({2, 9, 3, 4}, 42).transpose(1, 2),
          v = random({2, 9, 3, 4}, 43).transpose(1, 2);
   ASSERT_FALSE(q.is_contiguous());
-  for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash, AttentionImpl::Flash2}) {
+  for (const std::string& impl : impls()) {
     Tensor ref = attention_composite(q.contiguous(), k.contiguous(), v.contiguous(), opts(impl, true));
     EXPECT_TRUE(all_close(attention(q, k, v, opts(impl, true, 32)), ref, 1e-12, 1e-10));
   }
@@ -172,14 +246,33 @@ TEST(Attention, FewQueryRowsTakeDotProductsAgainstKeysInPlace) {
   for (int64_t nq : {1, 2, 3, 4})
     for (int64_t d : {5, 16})
       for (bool causal : {false, true})
-        for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash, AttentionImpl::Flash2}) {
-          SCOPED_TRACE(str(name(impl), " nq=", nq, " d=", d, " causal=", causal));
+        for (const std::string& impl : impls()) {
+          SCOPED_TRACE(str(impl, " nq=", nq, " d=", d, " causal=", causal));
           Tensor q = random({2, 3, nq, d}, seed++), k = random({2, 3, 70, d}, seed++), v = random({2, 3, 70, d}, seed++);
           Tensor ref = attention_composite(q, k, v, opts(impl, causal));
           EXPECT_TRUE(all_close(attention(q, k, v, opts(impl, causal, 4 * d * 8)), ref, 1e-12, 1e-10));
           EXPECT_TRUE(all_close(attention(q.to(DType::Float32), k.to(DType::Float32), v.to(DType::Float32),
                                           opts(impl, causal, 4 * d * 8)).to(DType::Float64), ref, 1e-5, 1e-4));
         }
+}
+
+TEST(Attention, TheDecodePathIsAlgorithm1OnAFewRowsBitForBit) {
+  // The library's generation-step kernel (cpu/decode.cpp) does Algorithm 1's arithmetic for fewer
+  // than 4 queries, in the same order: its results equal the study's flash kernel's exactly, so
+  // generation with flash2 computes what it did when Flash2 called Algorithm 1 for these rows.
+  uint64_t seed = 130;
+  for (int64_t nq : {1, 2, 3})
+    for (bool causal : {false, true})
+      for (int64_t block_m : {int64_t(0), int64_t(4 * 16 * 5)}) {
+        SCOPED_TRACE(str("nq=", nq, " causal=", causal, " M=", block_m));
+        Tensor q = random({2, 3, nq, 16}, seed++).to(DType::Float32), kbuf = random({2, 3, 90, 16}, seed++).to(DType::Float32),
+               vbuf = random({2, 3, 90, 16}, seed++).to(DType::Float32);
+        Tensor k = kbuf.slice(2, 0, 77), v = vbuf.slice(2, 0, 77);  // a KV cache's filled part, read in place
+        std::vector<float> lib = attention(q, k, v, opts("flash2", causal, block_m)).to_vector<float>();
+        std::vector<float> alg1 = attention(q, k, v, opts("flash", causal, block_m)).to_vector<float>();
+        ASSERT_EQ(lib.size(), alg1.size());
+        for (size_t i = 0; i < lib.size(); ++i) ASSERT_EQ(lib[i], alg1[i]) << "element " << i;
+      }
 }
 
 TEST(Attention, KeysAndValuesReadInPlaceFromALargerBuffer) {
@@ -191,9 +284,9 @@ TEST(Attention, KeysAndValuesReadInPlaceFromALargerBuffer) {
   Tensor q = random({2, 3, 2, 4}, 63);
   Tensor kbuf5 = random({2, 5, 11, 4}, 64), vbuf5 = random({2, 5, 11, 4}, 65);
   Tensor k_step = kbuf5.slice(1, 0, 5, 2), v_step = vbuf5.slice(1, 0, 5, 2);  // heads 0, 2, 4: B stride != 3 * H stride
-  for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash, AttentionImpl::Flash2})
+  for (const std::string& impl : impls())
     for (bool causal : {false, true}) {
-      SCOPED_TRACE(str(name(impl), " causal=", causal));
+      SCOPED_TRACE(str(impl, " causal=", causal));
       Tensor ref = attention_composite(q, k.contiguous(), v.contiguous(), opts(impl, causal));
       EXPECT_TRUE(all_close(attention(q, k, v, opts(impl, causal, 32)), ref, 1e-12, 1e-10));
       Tensor ref_step = attention_composite(q, k_step.contiguous(), v_step.contiguous(), opts(impl, causal));
@@ -201,7 +294,7 @@ TEST(Attention, KeysAndValuesReadInPlaceFromALargerBuffer) {
       EXPECT_TRUE(all_close(attention(q, k, v_step, opts(impl, causal, 32)),
                             attention_composite(q, k.contiguous(), v_step.contiguous(), opts(impl, causal)), 1e-12, 1e-10));
     }
-  EXPECT_TRUE(grad_ok([&](const std::vector<Tensor>& x) { return attention(x[0], x[1].slice(2, 0, 5), x[2].slice(2, 0, 5), opts(AttentionImpl::Flash, true, 32)); },
+  EXPECT_TRUE(grad_ok([&](const std::vector<Tensor>& x) { return attention(x[0], x[1].slice(2, 0, 5), x[2].slice(2, 0, 5), opts("flash", true, 32)); },
                       {random({1, 2, 3, 4}, 66), random({1, 2, 8, 4}, 67), random({1, 2, 8, 4}, 68)}));
 }
 
@@ -209,7 +302,7 @@ TEST(Attention, SecondOrderThroughTheCompositeBackward) {
   // h(q) = sum((d/dq sum(attention(q, k, v) * w))^2): its gradient needs the derivative of the backward.
   Tensor q = random({2, 4, 3}, 51), k = random({2, 5, 3}, 52), v = random({2, 5, 3}, 53), w = random({2, 4, 3}, 54);
   for (bool causal : {false, true}) {
-    auto h_of = [&](AttentionImpl impl, bool composite) {
+    auto h_of = [&](const std::string& impl, bool composite) {
       return [=](const Tensor& x) {
         AttentionOptions o = opts(impl, causal, 12);
         Tensor dq = grad([&](const Tensor& y) {
@@ -218,19 +311,19 @@ TEST(Attention, SecondOrderThroughTheCompositeBackward) {
         return sum(square(dq));
       };
     };
-    Tensor ref = grad(h_of(AttentionImpl::Flash, true))(q);
-    for (AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash, AttentionImpl::Flash2})
-      EXPECT_TRUE(all_close(grad(h_of(impl, false))(q), ref, 1e-10, 1e-8)) << name(impl) << " causal=" << causal;
+    Tensor ref = grad(h_of("flash", true))(q);
+    for (const std::string& impl : impls())
+      EXPECT_TRUE(all_close(grad(h_of(impl, false))(q), ref, 1e-10, 1e-8)) << impl << " causal=" << causal;
   }
 }
 
 TEST(Attention, BackwardOnRequiresGradLeaves) {
   Tensor q = random({1, 2, 10, 4}, 61).requires_grad_(), k = random({1, 2, 10, 4}, 62).requires_grad_(),
          v = random({1, 2, 10, 4}, 63).requires_grad_();
-  sum(square(attention(q, k, v, opts(AttentionImpl::Flash, true, 32)))).backward();
+  sum(square(attention(q, k, v, opts("flash", true, 32)))).backward();
   Tensor gq = q.grad(), gk = k.grad(), gv = v.grad();
   auto g = value_and_grads([](const std::vector<Tensor>& x) {
-    return sum(square(attention_composite(x[0], x[1], x[2], opts(AttentionImpl::Flash, true))));
+    return sum(square(attention_composite(x[0], x[1], x[2], opts("flash", true))));
   })({q.detach(), k.detach(), v.detach()}).second;
   EXPECT_TRUE(all_close(gq, g[0], 1e-11, 1e-9));
   EXPECT_TRUE(all_close(gk, g[1], 1e-11, 1e-9));
@@ -241,20 +334,20 @@ TEST(Attention, ByteCountersMatchTheAlgorithms) {
   const int64_t n = 256, d = 16, m = 1024;  // Bc = 16, Br = 16: Tr = Tc = 16
   Tensor q = random({1, 1, n, d}, 71).to(DType::Float32), k = random({1, 1, n, d}, 72).to(DType::Float32),
          v = random({1, 1, n, d}, 73).to(DType::Float32);
-  auto count = [&](AttentionImpl impl) {
-    reset_attention_io();
-    set_attention_io_counting(true);
+  auto count = [&](const std::string& impl) {
+    attention_study::reset_attention_io();
+    attention_study::set_attention_io_counting(true);
     attention_forward(q, k, v, opts(impl, false, m));
-    set_attention_io_counting(false);
-    return attention_io();
+    attention_study::set_attention_io_counting(false);
+    return attention_study::attention_io();
   };
-  AttentionIo f = count(AttentionImpl::Flash), s = count(AttentionImpl::Standard);
+  attention_study::AttentionIo f = count("flash"), s = count("standard");
   const int64_t tr = n / 16, tc = n / 16;
-  cpu::attn::Problem<float> pr;
+  attention_study::Problem<float> pr;
   pr.nq = pr.nk = n;
   pr.d = d;
   pr.br = pr.bc = 16;
-  const int64_t chunks = (tr + cpu::attn::flash_row_blocks_per_task(pr) - 1) / cpu::attn::flash_row_blocks_per_task(pr);
+  const int64_t per = attention_study::flash_row_blocks_per_task(pr), chunks = (tr + per - 1) / per;
   // Algorithm 1: each task reads K and V once; every column block reads Q_i, O_i, m_i, l_i and writes
   // O_i, m_i, l_i back; plus the initialisation and the final normalisation.
   EXPECT_EQ(f.read_bytes, 4 * (chunks * 2 * n * d + tc * (2 * n * d + 2 * n) + n * (d + 2)));
@@ -264,9 +357,12 @@ TEST(Attention, ByteCountersMatchTheAlgorithms) {
   EXPECT_GE(s.read_bytes, 4 * 2 * n * n);
   EXPECT_LT(f.read_bytes + f.write_bytes, s.read_bytes + s.write_bytes);
   // Off: nothing counted.
-  reset_attention_io();
-  attention_forward(q, k, v, opts(AttentionImpl::Flash, false, m));
-  EXPECT_EQ(attention_io().read_bytes, 0);
+  attention_study::reset_attention_io();
+  attention_forward(q, k, v, opts("flash", false, m));
+  EXPECT_EQ(attention_study::attention_io().read_bytes, 0);
+  // The library's kernel is not instrumented.
+  attention_study::AttentionIo f2 = count("flash2");
+  EXPECT_EQ(f2.read_bytes + f2.write_bytes, 0);
 }
 
 TEST(Attention, BackwardByteCountersMatchTheAlgorithms) {
@@ -276,17 +372,17 @@ TEST(Attention, BackwardByteCountersMatchTheAlgorithms) {
   const int64_t n = 256, d = 16, m = 1024;  // Bc = 16, Br = 16: Tr = Tc = 16
   Tensor q = random({1, 1, n, d}, 75).to(DType::Float32), k = random({1, 1, n, d}, 76).to(DType::Float32),
          v = random({1, 1, n, d}, 77).to(DType::Float32), dout = random({1, 1, n, d}, 78).to(DType::Float32);
-  auto count = [&](AttentionImpl impl) {
+  auto count = [&](const std::string& impl) {
     AttentionOptions o = opts(impl, false, m);
-    AttentionForward f = attention_forward(q, k, v, o, /*keep_probs=*/impl == AttentionImpl::Standard);
-    reset_attention_io();
-    set_attention_io_counting(true);
-    if (impl == AttentionImpl::Standard) attention_backward_standard(q, k, v, f.out, f.probs, dout, o);
-    else attention_backward_flash(q, k, v, f.out, f.lse, dout, o);
-    set_attention_io_counting(false);
-    return attention_io();
+    AttentionForward f = attention_forward(q, k, v, o);
+    attention_study::reset_attention_io();
+    attention_study::set_attention_io_counting(true);
+    if (impl == "standard") attention_study::attention_backward_standard(q, k, v, f.out, f.saved, dout, o);
+    else attention_study::attention_backward_flash(q, k, v, f.out, f.lse, dout, o);
+    attention_study::set_attention_io_counting(false);
+    return attention_study::attention_io();
   };
-  AttentionIo f = count(AttentionImpl::Flash), s = count(AttentionImpl::Standard);
+  attention_study::AttentionIo f = count("flash"), s = count("standard");
   set_num_threads(saved);
   const int64_t tc = n / 16, strips = n / 16, nd = n * d;
   // Algorithm 1: D = rowsum(dO * O) reads dO and O; the column blocks read K and V once; every
@@ -309,7 +405,7 @@ TEST(Attention, FlashNeverAllocatesNByN) {
   const int64_t n = 1024, d = 16;
   Tensor q = random({1, 1, n, d}, 81).to(DType::Float32), k = random({1, 1, n, d}, 82).to(DType::Float32),
          v = random({1, 1, n, d}, 83).to(DType::Float32), dout = random({1, 1, n, d}, 84).to(DType::Float32);
-  auto peak_extra = [&](AttentionImpl impl) {
+  auto peak_extra = [&](const std::string& impl) {
     int64_t base = memory_stats().current_bytes;
     reset_peak_memory();
     AttentionOptions o = opts(impl, false, 4096);
@@ -318,8 +414,11 @@ TEST(Attention, FlashNeverAllocatesNByN) {
     vjp({dout});
     return memory_stats().peak_bytes - base;
   };
-  int64_t flash = peak_extra(AttentionImpl::Flash), standard = peak_extra(AttentionImpl::Standard);
+  int64_t flash = peak_extra("flash"), flash2 = peak_extra("flash2"), standard = peak_extra("standard");
   EXPECT_LT(flash, n * n * 4 / 4) << "flash peak extra bytes";
+  // Flash2's packed Q, K, V, dO and per-thread dQ buffers are O(N d), padded to the micro-kernel's
+  // width: less than one N x N matrix of floats.
+  EXPECT_LT(flash2, n * n * 4) << "flash2 peak extra bytes";
   EXPECT_GE(standard, 2 * n * n * 4) << "standard keeps P and dS";
 }
 
@@ -332,19 +431,85 @@ TEST(Attention, BadInputRaises) {
   EXPECT_EMBER_ERROR(attention(q.to(DType::Float32), k, v), "dtypes differ");
   EXPECT_EMBER_ERROR(attention(randint({2, 5, 4}, 0, 3), randint({2, 5, 4}, 0, 3), randint({2, 5, 4}, 0, 3)),
                      "expected float32 or float64");
-  EXPECT_EMBER_ERROR(attention(random({2, 6, 4}, 1), k, v, opts(AttentionImpl::Flash, true)), "Nk >= Nq");
-  EXPECT_EMBER_ERROR(attention(q, k, v, opts(AttentionImpl::Flash, false, 8)), "block_m");
-  EXPECT_EMBER_ERROR(attention(q, k, v, opts(AttentionImpl::Flash, false, -1)), "block_m");
-  EXPECT_EMBER_ERROR(parse_attention_impl("fast"), "unknown attention impl");
-  EXPECT_EQ(parse_attention_impl("standard"), AttentionImpl::Standard);
-  EXPECT_EQ(parse_attention_impl("flash2"), AttentionImpl::Flash2);
-  EXPECT_EQ(AttentionOptions().impl, AttentionImpl::Flash2);  // the production kernel is the default
-  AttentionOptions o = opts(AttentionImpl::Flash, false);
+  EXPECT_EMBER_ERROR(attention(random({2, 6, 4}, 1), k, v, opts("flash", true)), "Nk >= Nq");
+  EXPECT_EMBER_ERROR(attention(q, k, v, opts("flash", false, 8)), "block_m");
+  EXPECT_EMBER_ERROR(attention(q, k, v, opts("flash", false, -1)), "block_m");
+  EXPECT_EMBER_ERROR(parse_attention_impl("fast"), "attention: variant 'fast' is not available on cpu (registered: auto, flash2");
+  EXPECT_EMBER_ERROR(parse_attention_impl("fast"), "register_attention_study_kernels()");
+  EXPECT_EMBER_ERROR(attention(q, k, v, opts("fast", false)), "variant 'fast' is not available on cpu");
+  EXPECT_EMBER_ERROR(attention_forward(q, k, v, opts("fast", false)), "variant 'fast' is not available on cpu");
+  // CUDA has its own names, and no study's hint.
+  EXPECT_EMBER_ERROR(parse_attention_impl("fast", Device::CUDA), "(registered: auto, standard, flash, flash2)");
+  EXPECT_EQ(parse_attention_impl("standard"), "standard");
+  EXPECT_EQ(parse_attention_impl("flash2"), "flash2");
+  EXPECT_EQ(parse_attention_impl("auto"), "auto");
+  EXPECT_EQ(AttentionOptions().impl, "");  // the library's kernel is the default
+  AttentionOptions o = opts("flash", false);
   AttentionForward f = attention_forward(q, k, v, o);
-  EXPECT_EMBER_ERROR(attention_backward_flash(q, k, v, f.out, Tensor(), q, o), "lse");
-  EXPECT_EMBER_ERROR(attention_backward_flash(q, k, v, f.out, f.lse.unsqueeze(-1), q, o), "lse has shape");
-  EXPECT_EMBER_ERROR(attention_backward_flash(q, k, v, f.out.slice(1, 0, 2), f.lse, q, o), "out has shape");
-  EXPECT_EMBER_ERROR(attention_backward_standard(q, k, v, f.out, random({2, 5, 4}, 4), q, o), "probs has shape");
+  EXPECT_EMBER_ERROR(attention_study::attention_backward_flash(q, k, v, f.out, Tensor(), q, o), "lse");
+  EXPECT_EMBER_ERROR(attention_backward(q, k, v, f.out, Tensor(), Tensor(), q, opts("flash2", false)),
+                     "lse (the forward's row log-sum-exp) is undefined");
+  EXPECT_EMBER_ERROR(attention_study::attention_backward_flash(q, k, v, f.out, f.lse.unsqueeze(-1), q, o), "lse has shape");
+  EXPECT_EMBER_ERROR(attention_study::attention_backward_flash(q, k, v, f.out.slice(1, 0, 2), f.lse, q, o), "out has shape");
+  EXPECT_EMBER_ERROR(attention_study::attention_backward_standard(q, k, v, f.out, random({2, 5, 4}, 4), q, o),
+                     "probs has shape");
+  EXPECT_EMBER_ERROR(attention_backward(q, k, v, f.out, f.lse, random({2, 5, 4}, 4), q, opts("standard", false)),
+                     "the saved P is");
+  EXPECT_EMBER_ERROR(attention_backward(q, k, v, f.out, f.lse, Tensor(), q, opts("fast", false)),
+                     "variant 'fast' is not available on cpu");
+}
+
+TEST(Attention, RegistrationNamesAndErrors) {
+  register_variants();
+  register_variants();  // once per process, however often it is called
+  ember::testing::register_study_kernels();
+  std::vector<std::string> cpu = attention_variants(Device::CPU);
+  for (const char* v : {"flash2", "standard", "flash", kTiny})
+    EXPECT_EQ(std::count(cpu.begin(), cpu.end(), v), 1) << v;
+  EXPECT_EQ(cpu.front(), "flash2");  // the library's, then the registered ones in order
+  std::vector<std::string> cuda = attention_variants(Device::CUDA);
+  EXPECT_EQ(cuda, (std::vector<std::string>{"standard", "flash", "flash2"}));
+  EXPECT_EMBER_ERROR(register_attention_variant("flash2", tiny_kernels()), "attention already has a CPU variant 'flash2'");
+  EXPECT_EMBER_ERROR(register_attention_variant("flash", tiny_kernels()), "attention already has a CPU variant 'flash'");
+  EXPECT_EMBER_ERROR(register_attention_variant("", tiny_kernels()), "reserved for the library's own kernel");
+  EXPECT_EMBER_ERROR(register_attention_variant("auto", tiny_kernels()), "reserved for the library's own kernel");
+  AttentionKernels no_backward = tiny_kernels();
+  no_backward.backward = nullptr;
+  EXPECT_EMBER_ERROR(register_attention_variant("user_half", no_backward), "the backward kernel of 'user_half' is empty");
+  EXPECT_EMBER_ERROR(register_attention_variant("user_none", AttentionKernels{}), "the forward kernel of 'user_none' is empty");
+  cpu = attention_variants(Device::CPU);
+  EXPECT_EQ(std::count(cpu.begin(), cpu.end(), "user_half"), 0);
+  EXPECT_EQ(std::count(cpu.begin(), cpu.end(), "user_none"), 0);
+}
+
+TEST(Attention, ARecordedCallRunsItsVariantsBackward) {
+  // The forward under a ScopedVariant, the backward after the guard is gone: the node keeps the
+  // variant's name, so the backward is the registered variant's own kernel, from its own saved L.
+  Tensor q = random({2, 7, 5}, 121), k = random({2, 9, 5}, 122), v = random({2, 9, 5}, 123), w = random({2, 7, 5}, 124);
+  register_variants();
+  for (bool causal : {false, true}) {
+    SCOPED_TRACE(str("causal=", causal));
+    AttentionOptions o = opts("", causal);
+    const int f0 = g_tiny_forwards, b0 = g_tiny_backwards;
+    auto [ys, vjp] = [&] {
+      ScopedVariant use("attention", kTiny);
+      return make_vjp([&](const std::vector<Tensor>& x) { return std::vector<Tensor>{attention(x[0], x[1], x[2], o)}; },
+                      {q, k, v});
+    }();
+    EXPECT_EQ(g_tiny_forwards - f0, 1);
+    std::vector<Tensor> g = vjp({w});
+    EXPECT_EQ(g_tiny_backwards - b0, 1);
+    auto [rys, rvjp] = make_vjp(
+        [&](const std::vector<Tensor>& x) { return std::vector<Tensor>{attention_composite(x[0], x[1], x[2], o)}; }, {q, k, v});
+    std::vector<Tensor> ref = rvjp({w});
+    EXPECT_TRUE(all_close(ys[0], rys[0], 1e-12, 1e-10));
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE(all_close(g[i], ref[i], 1e-11, 1e-9)) << "input " << i;
+    // By name in the options, the same kernels run.
+    AttentionOptions by_name = opts(kTiny, causal);
+    const int f1 = g_tiny_forwards;
+    EXPECT_TRUE(all_close(attention(q, k, v, by_name), rys[0], 1e-12, 1e-10));
+    EXPECT_EQ(g_tiny_forwards - f1, 1);
+  }
 }
 
 TEST(Attention, FastFloatExpIsAccurate) {
@@ -371,7 +536,7 @@ TEST(Attention, ThreadsSharingAHeadAgree) {
   Tensor q = random({1, 1, 300, 16}, 111), k = random({1, 1, 300, 16}, 112), v = random({1, 1, 300, 16}, 113),
          w = random({1, 1, 300, 16}, 114);
   for (bool causal : {false, true}) {
-    auto grads = [&](AttentionImpl impl, int64_t block_m, bool composite) {
+    auto grads = [&](const std::string& impl, int64_t block_m, bool composite) {
       AttentionOptions o = opts(impl, causal, block_m);
       auto [ys, vjp] = make_vjp(
           [&](const std::vector<Tensor>& x) {
@@ -382,12 +547,12 @@ TEST(Attention, ThreadsSharingAHeadAgree) {
       g.insert(g.begin(), ys[0]);
       return g;
     };
-    std::vector<Tensor> ref = grads(AttentionImpl::Flash, 0, true);
-    for (auto [impl, m] : {std::pair{AttentionImpl::Flash, int64_t(64)}, std::pair{AttentionImpl::Flash, int64_t(200)},
-                           std::pair{AttentionImpl::Standard, int64_t(64)}, std::pair{AttentionImpl::Flash2, int64_t(0)}}) {
+    std::vector<Tensor> ref = grads("flash", 0, true);
+    for (auto [impl, m] : {std::pair{"flash", int64_t(64)}, std::pair{"flash", int64_t(200)},
+                           std::pair{"standard", int64_t(64)}, std::pair{"flash2", int64_t(0)}}) {
       std::vector<Tensor> g = grads(impl, m, false);
       for (int i = 0; i < 4; ++i)
-        EXPECT_TRUE(all_close(g[i], ref[i], 1e-11, 1e-9)) << name(impl) << " M=" << m << " causal=" << causal << " output " << i;
+        EXPECT_TRUE(all_close(g[i], ref[i], 1e-11, 1e-9)) << impl << " M=" << m << " causal=" << causal << " output " << i;
     }
   }
 }
@@ -406,7 +571,7 @@ TEST(Attention, Flash2MatchesTheCompositeOnAwkwardShapes) {
       SCOPED_TRACE(str("q", to_string(c.q), " kv", to_string(c.kv), " causal=", causal));
       Tensor q = random(c.q, seed++), k = random(c.kv, seed++), v = random(c.kv, seed++), w = random(c.q, seed++);
       auto run = [&](bool composite, DType dt) {
-        AttentionOptions o = opts(AttentionImpl::Flash2, causal);
+        AttentionOptions o = opts("flash2", causal);
         auto [ys, vjp] = make_vjp(
             [&](const std::vector<Tensor>& x) {
               return std::vector<Tensor>{composite ? attention_composite(x[0], x[1], x[2], o) : attention(x[0], x[1], x[2], o)};

@@ -181,7 +181,8 @@ def test_topk_sort_dropout_attention(rng):
     q, k, vv = randn(rng, 2, 5, 4), randn(rng, 2, 7, 4), randn(rng, 2, 7, 4)
     s = q @ k.transpose(0, 2, 1) / 2.0
     ref = _softmax(s) @ vv
-    for impl in ["flash", "standard"]:
+    ember.register_study_kernels()  # the attention study's kernels join by name
+    for impl in ["auto", "flash2", "flash", "standard"]:
         out = ember.attention(ember.from_numpy(q), ember.from_numpy(k), ember.from_numpy(vv), impl=impl)
         assert_close(out, ref, rtol=1e-6, atol=1e-9)
     q7 = randn(rng, 2, 7, 4)  # causal with as many queries as keys

@@ -1,8 +1,8 @@
 // FlashAttention-2 on the CPU, the production kernels. The forward's outer loop runs over query
 // blocks Q_i (one task each, parallel over batch*head x query block); a task keeps O_i (unscaled),
 // its running row max m_i and sum l_i in a per-thread buffer of L1/L2 size across all key blocks
-// and normalises once at the end, so O is written once and never re-read from memory (Algorithm 1
-// in flash.cpp re-reads and re-writes O_i for every key block). Both block products, S = Q_i K_j^T
+// and normalises once at the end, so O is written once and never re-read from memory (Algorithm 1,
+// the study's examples/attention/study/flash.cpp, re-reads and re-writes O_i for every key block). Both block products, S = Q_i K_j^T
 // and O_i += P V_j, run on the packed GEMM's register micro-kernel (ops/matmul/cpu): K and V are
 // packed once per head into its B-sliver layout (so every query block reuses them), Q_i and P into
 // A slivers per block. Causal: key blocks past a query block's last visible key are never visited.
@@ -103,8 +103,8 @@ void block_product(const PackedConfig<T>& cfg, int64_t kc, const T* ap, int64_t 
 template <class T>
 void flash2_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* o, T* lse) {
   // A generation step (a few queries against a long cache): packing K and V would copy the whole
-  // cache for a few rows of work; Algorithm 1 reads them in place with dot products.
-  if (pr.nq < kFewRows) return flash_forward(pr, q, k, v, o, lse);
+  // cache for a few rows of work; decode_forward reads them in place with dot products.
+  if (pr.nq < kFewRows) return decode_forward(pr, q, k, v, o, lse);
   const PackedConfig<T>& cfg = config<T>();
   const Flash2Rows<T>& rows = flash2_rows<T>();
   const int MR = cfg.mr, NR = cfg.nr;
@@ -153,9 +153,8 @@ void flash2_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T*
           }
           T m_new, sum;
           rows.softmax_row(srow, jmax, ns * NR, pr.scale, mrow[r], &m_new, &sum);
-          const T alpha = std::exp(mrow[r] - m_new);  // 0 on the first block (m = -inf)
-          lrow[r] = alpha * lrow[r] + sum;
-          mrow[r] = m_new;
+          // alpha is 0 on the first block (m = -inf).
+          const T alpha = attention_math::online_update(mrow[r], lrow[r], m_new, sum);
           if (alpha != T(1)) {
             T* arow = acc + r * dp;
             for (int64_t c = 0; c < dp; ++c) arow[c] *= alpha;
@@ -169,7 +168,7 @@ void flash2_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T*
       for (int64_t r = 0; r < m; ++r) {
         const T inv = T(1) / lrow[r];
         for (int64_t c = 0; c < d; ++c) ob[r * d + c] = acc[r * dp + c] * inv;
-        lse[h * nq + i0 + r] = mrow[r] + std::log(lrow[r]);
+        lse[h * nq + i0 + r] = attention_math::online_lse(mrow[r], lrow[r]);
       }
     }
   });
@@ -244,7 +243,7 @@ void flash2_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, c
       std::fill(dk_acc, dk_acc + mp * MR * dp, T(0));
       std::fill(dv_acc, dv_acc + mp * MR * dp, T(0));
       // Queries before the first one that sees key j0 contribute nothing (causal).
-      const int64_t i_first = pr.causal ? std::max<int64_t>(0, j0 - pr.causal_offset()) : 0;
+      const int64_t i_first = pr.first_query(j0);
       for (int64_t i0 = i_first / bq * bq; i0 < nq; i0 += bq) {
         const int64_t m = std::min(bq, nq - i0), ns = ceil_div(m, NR), mq = ceil_div(m, MR);
         block_product(cfg, d, ka, mp, qt + i0 * d, NR * d, ns, st, bq, false);
@@ -252,7 +251,7 @@ void flash2_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, c
         for (int64_t r = 0; r < mp * MR; ++r) {
           // Key j0 + r is visible to queries i >= j0 + r - offset; padding keys to none.
           int64_t lo = 0, hi = r < n ? m : 0;
-          if (pr.causal) lo = std::clamp<int64_t>(j0 + r - pr.causal_offset() - i0, 0, hi);
+          if (pr.causal) lo = std::clamp<int64_t>(pr.first_query(j0 + r) - i0, 0, hi);
           rows.grad_row(st + r * bq, dpt + r * bq, lo, hi, ns * NR, pr.scale, lse + h * nq + i0, dvec + h * nq + i0);
         }
         pack_as_a(st, mp * MR, bq, int64_t(1), int64_t(0), mp, m, MR, pa);

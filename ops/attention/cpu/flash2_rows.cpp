@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/attention/attention_math.h"
 #include "ops/matmul/cpu/kernels.h"
 
 namespace ember::cpu::attn {
@@ -54,7 +55,7 @@ __attribute__((always_inline)) inline void softmax_row_body(float* s, int64_t jm
     s[j] *= scale;
     mx = std::max(mx, s[j]);
   }
-  const float mn = std::max(m_old, mx);
+  const float mn = attention_math::online_max(m_old, mx);
   V acc = {};
   for (j = 0; j + W <= jmax; j += W) {
     V* p = reinterpret_cast<V*>(s + j);
@@ -123,7 +124,7 @@ void grad_portable(float* s, float* dp, int64_t lo, int64_t hi, int64_t nn, floa
 void softmax_f64(double* s, int64_t jmax, int64_t nn, double scale, double m_old, double* m_new, double* sum) {
   double mx = -std::numeric_limits<double>::infinity();
   for (int64_t j = 0; j < jmax; ++j) mx = std::max(mx, s[j] *= scale);
-  const double mn = std::max(m_old, mx);
+  const double mn = attention_math::online_max(m_old, mx);
   double sm = 0;
   for (int64_t j = 0; j < jmax; ++j) sm += (s[j] = std::exp(s[j] - mn));
   for (int64_t j = jmax; j < nn; ++j) s[j] = 0;

@@ -1,14 +1,11 @@
-// D = rowsum(dO * O), the per-row term both attention backwards subtract from dP.
+// D = rowsum(dO * O), the per-row term every attention backward subtracts from dP.
 #include "framework/parallel.h"
 #include "ops/attention/cpu/kernels.h"
-#include "ops/attention/io_counters.h"
 
 namespace ember::cpu::attn {
 
 template <class T>
 void rowdot(int64_t rows, int64_t d, const T* dout, const T* o, T* out) {
-  detail::count_read(2 * rows * d, sizeof(T));
-  detail::count_write(rows, sizeof(T));
   parallel_for(rows, 256, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       T acc = 0;

@@ -1,6 +1,7 @@
-// The small dense products both attention algorithms are built from, on row-major tiles.
-// Standard and Flash call the same loops, so that timing differences between them come from
-// the algorithms (what they store, how often they touch memory), not from different kernels.
+// The small dense products on row-major tiles that the library's generation-step kernel
+// (decode.cpp) and the attention study's Algorithms 0 and 1 (examples/attention/study/) are built
+// from. Both study algorithms call the same loops, so that timing differences between them come
+// from the algorithms (what they store, how often they touch memory), not from different kernels.
 // Every inner loop runs along a contiguous row with no reduction, so g++ vectorises it at -O2/-O3
 // without -ffast-math (a dot-product loop would need reassociation).
 #pragma once
@@ -142,8 +143,8 @@ inline void gemm_acc_atb(int64_t m, int64_t n, int64_t k, T alpha, const T* a, i
 }
 
 // out[j] = exp(in[j] - shift) for j < n, for arguments <= 0 (scores minus a row max or a row
-// log-sum-exp). std::exp is a scalar call that the compiler cannot vectorise, and both algorithms
-// evaluate N^2 of them. For float: exp(x) = 2^k e^r with k = round(x / ln 2), |r| <= ln 2 / 2, and
+// log-sum-exp). std::exp is a scalar call that the compiler cannot vectorise, and both study
+// algorithms evaluate N^2 of them. For float: exp(x) = 2^k e^r with k = round(x / ln 2), |r| <= ln 2 / 2, and
 // e^r by its degree-6 Taylor polynomial (relative error about 2e-7, float's own rounding). Where
 // float underflows (k < -126, x < -87.3) the result is 0; the rounding trick holds for x > -8e6.
 // Written without float comparisons so that g++ vectorises it without -ffast-math.

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "framework/host_device.h"
+#include "ops/attention/attention_math.h"
 
 namespace ember::cuda_attn::kern {
 
@@ -17,22 +18,8 @@ struct Dim {
   int x = 0, y = 0;
 };
 
-template <class T>
-EMBER_HD inline T k_exp(T x) {
-#ifdef __CUDA_ARCH__
-  return exp(x);
-#else
-  return std::exp(x);
-#endif
-}
-template <class T>
-EMBER_HD inline T k_log(T x) {
-#ifdef __CUDA_ARCH__
-  return log(x);
-#else
-  return std::log(x);
-#endif
-}
+using attention_math::exp_of;
+using attention_math::log_of;
 template <class T>
 EMBER_HD inline T k_max(T a, T b) {
   return a > b ? a : b;
@@ -62,9 +49,10 @@ struct Args {
   T scale = 1;
   bool causal = false;
 
-  // Key j is visible to query i.
+  // Key j is visible to query i (the causal rule of attention_math.h; rows and columns past the
+  // ends of a last, partial block see nothing).
   EMBER_HD bool visible(int64_t i, int64_t j) const {
-    return i < nq && j < nk && (!causal || j <= i + (nk - nq));
+    return i < nq && attention_math::key_visible(i, j, nq, nk, causal);
   }
 };
 
@@ -102,8 +90,7 @@ struct FlashForward {
   EMBER_HD static int col_blocks(const Args<T>& a, Dim block) {
     int64_t last = (int64_t(block.x) + 1) * BR - 1;
     if (last >= a.nq) last = a.nq - 1;
-    int64_t vis = a.causal ? last + (a.nk - a.nq) + 1 : a.nk;
-    if (vis > a.nk) vis = a.nk;
+    const int64_t vis = attention_math::visible_keys(last, a.nq, a.nk, a.causal);
     return int((vis + BC - 1) / BC);
   }
 
@@ -145,16 +132,14 @@ struct FlashForward {
     T mx = k_neg_inf<T>();
     for (int jj = 0; jj < BC; ++jj) mx = k_max(mx, sh.s[r][jj]);
     if (mx == k_neg_inf<T>()) return;  // the row sees no key of this block
-    const T m_new = k_max(rg.m, mx);
-    const T alpha = k_exp(rg.m - m_new);
+    const T m_new = attention_math::online_max(rg.m, mx);
     T p[BC];
     T sum = 0;
     for (int jj = 0; jj < BC; ++jj) {
-      p[jj] = sh.s[r][jj] == k_neg_inf<T>() ? T(0) : k_exp(sh.s[r][jj] - m_new);
+      p[jj] = sh.s[r][jj] == k_neg_inf<T>() ? T(0) : exp_of(sh.s[r][jj] - m_new);
       sum += p[jj];
     }
-    rg.l = alpha * rg.l + sum;
-    rg.m = m_new;
+    const T alpha = attention_math::online_update(rg.m, rg.l, m_new, sum);
     for (int u = 0; u < PER; ++u) {
       const int c = lane + u * TPR;
       T acc = rg.acc[u] * alpha;
@@ -174,7 +159,7 @@ struct FlashForward {
       const int c = lane + u * TPR;
       if (c < a.d) orow[c] = rg.acc[u] / rg.l;
     }
-    if (lane == 0) a.out_lse[int64_t(block.y) * a.nq + row] = rg.m + k_log(rg.l);
+    if (lane == 0) a.out_lse[int64_t(block.y) * a.nq + row] = attention_math::online_lse(rg.m, rg.l);
   }
 };
 
@@ -206,9 +191,7 @@ struct FlashBackwardKV {
   };
 
   EMBER_HD static int first_row_block(const Args<T>& a, Dim block) {
-    if (!a.causal) return 0;
-    int64_t i = int64_t(block.x) * BC - (a.nk - a.nq);  // first row that sees column j0
-    return i <= 0 ? 0 : int(i / BR);
+    return int(attention_math::first_query_seeing(int64_t(block.x) * BC, a.nq, a.nk, a.causal) / BR);
   }
   EMBER_HD static int row_blocks(const Args<T>& a) { return int((a.nq + BR - 1) / BR); }
 
@@ -259,7 +242,7 @@ struct FlashBackwardKV {
           s += sh.q[rr][c] * sh.k[jr][c];
           dp += sh.dout[rr][c] * sh.v[jr][c];
         }
-        p = k_exp(s * a.scale - sh.lse[rr]);
+        p = exp_of(s * a.scale - sh.lse[rr]);
         ds = p * (dp - sh.dd[rr]);
       }
       sh.p[rr][jr] = p;
@@ -352,7 +335,7 @@ struct FlashBackwardQ {
           s += sh.q[r][c] * sh.k[jj][c];
           dp += sh.dout[r][c] * sh.v[jj][c];
         }
-        ds = k_exp(s * a.scale - sh.lse[r]) * (dp - sh.dd[r]);
+        ds = exp_of(s * a.scale - sh.lse[r]) * (dp - sh.dd[r]);
       }
       sh.ds[r][jj] = ds;
     }
@@ -395,7 +378,7 @@ struct RowSoftmax {
   };
   // p: (BH, Nq, Nk) holding S; a.out_lse receives L.
   EMBER_HD static int64_t visible_cols(const Args<T>& a, int64_t row) {
-    return a.causal ? row + (a.nk - a.nq) + 1 : a.nk;
+    return attention_math::visible_keys(row, a.nq, a.nk, a.causal);
   }
   // Phase 0: this thread's max over its columns.
   EMBER_HD static void partial_max(const Args<T>& a, T* p, Shared& sh, Dim block, Dim thread) {
@@ -413,7 +396,7 @@ struct RowSoftmax {
     const T* srow = p + (int64_t(block.y) * a.nq + block.x) * a.nk;
     const int64_t vis = visible_cols(a, block.x);
     T s = 0;
-    for (int64_t j = thread.x; j < vis; j += THREADS) s += k_exp(srow[j] - mx);
+    for (int64_t j = thread.x; j < vis; j += THREADS) s += exp_of(srow[j] - mx);
     sh.sums[thread.x] = s;
   }
   // Phase 2: P = exp(S - max) / sum (0 where masked) and L = max + log(sum).
@@ -423,8 +406,8 @@ struct RowSoftmax {
     T* srow = p + (int64_t(block.y) * a.nq + block.x) * a.nk;
     const int64_t vis = visible_cols(a, block.x);
     const T inv = T(1) / total;
-    for (int64_t j = thread.x; j < a.nk; j += THREADS) srow[j] = j < vis ? k_exp(srow[j] - rg.mx) * inv : T(0);
-    if (thread.x == 0) a.out_lse[int64_t(block.y) * a.nq + block.x] = rg.mx + k_log(total);
+    for (int64_t j = thread.x; j < a.nk; j += THREADS) srow[j] = j < vis ? exp_of(srow[j] - rg.mx) * inv : T(0);
+    if (thread.x == 0) a.out_lse[int64_t(block.y) * a.nq + block.x] = attention_math::online_lse(rg.mx, total);
   }
 };
 

@@ -1,5 +1,6 @@
 #include "models/gpt2/model.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -9,6 +10,7 @@
 #include "models/gpt2/checkpoint.h"
 #include "models/gpt2/generate.h"
 #include "models/gpt2/gpt2_fixtures.h"
+#include "study_kernels.h"
 #include "test_util.h"
 
 using namespace ember;
@@ -119,15 +121,29 @@ TEST(Gpt2Model, KvCacheAcceptsChunksAfterThePrefill) {
   EXPECT_EMBER_ERROR(m.forward(random_ids(2, 20, c.vocab_size, 19), &cache), "exceed");
 }
 
-TEST(Gpt2Model, FlashAndStandardAttentionGiveTheSameLogits) {
+TEST(Gpt2Model, EveryAttentionVariantGivesTheSameLogits) {
+  // The library's kernel (the default, "" and "flash2") and every registered one (the study's
+  // "standard" and "flash"), with and without the KV cache (whose steps take the decode path).
+  ember::testing::register_study_kernels();
   GPT2 m(tiny_config(), 9);
   autograd::NoGradGuard ng;
   Tensor ids = random_ids(2, 9, 37, 10);
-  m.set_attention_impl(AttentionImpl::Standard);
-  Tensor a = m.forward(ids);
-  m.set_attention_impl(AttentionImpl::Flash);
-  Tensor b = m.forward(ids);
-  EXPECT_TRUE(ember::testing::all_close(a, b, 1e-5, 1e-4));
+  EXPECT_EQ(m.blocks.at(0)->attention_impl, "");
+  Tensor ref = m.forward(ids);
+  std::vector<std::string> names = attention_variants(Device::CPU);
+  for (const char* v : {"flash2", "standard", "flash"})
+    EXPECT_NE(std::find(names.begin(), names.end(), v), names.end()) << v;
+  for (const std::string& impl : names) {
+    m.set_attention_impl(impl);
+    EXPECT_EQ(m.blocks.back()->attention_impl, impl);
+    EXPECT_TRUE(ember::testing::all_close(m.forward(ids), ref, 1e-5, 1e-4)) << impl;
+    KVCache cache(m.config(), 2);
+    for (auto [lo, hi] : std::vector<std::pair<int64_t, int64_t>>{{0, 5}, {5, 6}, {6, 9}})
+      EXPECT_TRUE(ember::testing::all_close(m.forward(ids.slice(1, lo, hi), &cache), ref.slice(1, lo, hi), 1e-5, 1e-4))
+          << impl << " cached [" << lo << ", " << hi << ")";
+  }
+  EXPECT_EMBER_ERROR(m.set_attention_impl("fast"), "variant 'fast' is not available on cpu");
+  EXPECT_EQ(m.blocks.at(0)->attention_impl, names.back());  // a refused name changes nothing
 }
 
 TEST(Gpt2Model, LossBackwardReachesEveryParameter) {

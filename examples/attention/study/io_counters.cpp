@@ -1,6 +1,6 @@
-#include "ops/attention/io_counters.h"
+#include "examples/attention/study/io_counters.h"
 
-namespace ember {
+namespace ember::attention_study {
 
 namespace detail {
 std::atomic<bool> g_attention_io_on{false};
@@ -15,4 +15,4 @@ void reset_attention_io() {
 }
 AttentionIo attention_io() { return {detail::g_attention_io_read.load(), detail::g_attention_io_write.load()}; }
 
-}  // namespace ember
+}  // namespace ember::attention_study

@@ -12,11 +12,13 @@
 
 #include "framework/parallel.h"
 #include "framework/tensor.h"
-#include "ops/attention/cpu/kernels.h"
+#include "examples/attention/study/io_counters.h"
+#include "examples/attention/study/study_kernels.h"
 #include "ops/attention/cpu/tile_math.h"
-#include "ops/attention/io_counters.h"
 
-namespace ember::cpu::attn {
+namespace ember::attention_study {
+
+using namespace cpu::attn;  // Problem, task_grain, kFewRows, rowdot, the tile products
 
 using detail::count_read;
 using detail::count_write;
@@ -80,14 +82,13 @@ void flash_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* 
             }
             T mx = srow[0];
             for (int64_t j = 1; j < jmax; ++j) mx = std::max(mx, srow[j]);
-            const T m_old = mb[i0 + r], m_new = std::max(m_old, mx);
-            const T alpha = std::exp(m_old - m_new);  // 0 on the first block (m = -inf)
+            const T m_new = attention_math::online_max(mb[i0 + r], mx);
             exp_shifted(srow, srow, jmax, m_new);
             T sum = 0;
             for (int64_t j = 0; j < jmax; ++j) sum += srow[j];
             std::fill(srow + jmax, srow + n, T(0));
-            lb[i0 + r] = alpha * lb[i0 + r] + sum;
-            mb[i0 + r] = m_new;
+            // m_i, l_i updated; alpha is 0 on the first block (m = -inf).
+            const T alpha = attention_math::online_update(mb[i0 + r], lb[i0 + r], m_new, sum);
             T* orow = oi + r * d;
             for (int64_t c = 0; c < d; ++c) orow[c] *= alpha;
           }
@@ -100,7 +101,7 @@ void flash_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* 
       for (int64_t r = r0; r < r1; ++r) {
         const T inv = T(1) / lb[r];
         for (int64_t c = 0; c < d; ++c) ob[r * d + c] *= inv;
-        lse[bh * nq + r] = mb[r] + std::log(lb[r]);
+        lse[bh * nq + r] = attention_math::online_lse(mb[r], lb[r]);
       }
       count_read((r1 - r0) * (d + 2), E);
       count_write((r1 - r0) * (d + 1), E);
@@ -115,6 +116,8 @@ void flash_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, co
   Tensor dvec_t = empty({pr.bh * nq}, dtype_of<T>::value);
   T* dvec = dvec_t.data<T>();
   rowdot(pr.bh * nq, d, dout, o, dvec);
+  count_read(2 * pr.bh * nq * d, E);  // rowdot's reads and writes
+  count_write(pr.bh * nq, E);
   std::fill(dq, dq + pr.bh * nq * d, T(0));
 
   const int64_t tc = (nk + bc - 1) / bc;
@@ -158,7 +161,7 @@ void flash_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, co
       std::fill(dkacc, dkacc + n * d, T(0));
       std::fill(dvacc, dvacc + n * d, T(0));
       // Row blocks that end before any row can see column j0 are skipped (causal).
-      const int64_t i_first = pr.causal ? std::max<int64_t>(0, j0 - pr.causal_offset()) : 0;
+      const int64_t i_first = pr.first_query(j0);
       for (int64_t i0 = (i_first / br) * br; i0 < nq; i0 += br) {
         const int64_t m = std::min(br, nq - i0);
         const T* qb = q + (bh * nq + i0) * d;
@@ -201,4 +204,4 @@ EMBER_INSTANTIATE(float)
 EMBER_INSTANTIATE(double)
 #undef EMBER_INSTANTIATE
 
-}  // namespace ember::cpu::attn
+}  // namespace ember::attention_study

@@ -1,12 +1,13 @@
-// Instrumentation for the attention study: the bytes each CPU kernel moves between "main memory"
-// (the Q, K, V, O, S, P, dO, ... arrays) and its on-chip working set (the blocks it holds while it
-// computes). Kernels add whole tiles at a time, and only while counting is switched on, so the cost
-// when off is one relaxed atomic load per tile.
+// Instrumentation for the attention study: the bytes each of its CPU kernels (standard.cpp,
+// flash.cpp) moves between "main memory" (the Q, K, V, O, S, P, dO, ... arrays) and its on-chip
+// working set (the blocks it holds while it computes). Kernels add whole tiles at a time, and only
+// while counting is switched on, so the cost when off is one relaxed atomic load per tile. The
+// library's FlashAttention-2 is not instrumented: it counts nothing.
 #pragma once
 #include <atomic>
 #include <cstdint>
 
-namespace ember {
+namespace ember::attention_study {
 
 struct AttentionIo {
   int64_t read_bytes = 0;
@@ -32,4 +33,4 @@ inline void count_write(int64_t elems, int64_t elem_bytes) {
 }
 }  // namespace detail
 
-}  // namespace ember
+}  // namespace ember::attention_study

@@ -8,11 +8,13 @@
 
 #include "framework/parallel.h"
 #include "framework/tensor.h"
-#include "ops/attention/cpu/kernels.h"
+#include "examples/attention/study/io_counters.h"
+#include "examples/attention/study/study_kernels.h"
 #include "ops/attention/cpu/tile_math.h"
-#include "ops/attention/io_counters.h"
 
-namespace ember::cpu::attn {
+namespace ember::attention_study {
+
+using namespace cpu::attn;  // Problem, task_grain, kFewRows, rowdot, the tile products
 
 using detail::count_read;
 using detail::count_write;
@@ -57,7 +59,7 @@ void standard_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, 
         const T inv = T(1) / sum;
         for (int64_t j = 0; j < vr; ++j) row[j] *= inv;
         std::fill(row + vr, row + nk, T(0));
-        lse[bh * nq + i0 + r] = mx + std::log(sum);
+        lse[bh * nq + i0 + r] = attention_math::online_lse(mx, sum);  // one block: m + log l
       }
       count_read(m * vis, E);
       count_write(m * nk + m, E);
@@ -77,6 +79,8 @@ void standard_backward(const Problem<T>& pr, const T* q, const T* k, const T* v,
   Tensor dvec_t = empty({pr.bh * nq}, dtype_of<T>::value);
   T* dvec = dvec_t.data<T>();
   rowdot(pr.bh * nq, d, dout, o, dvec);
+  count_read(2 * pr.bh * nq * d, E);  // rowdot's reads and writes
+  count_write(pr.bh * nq, E);
 
   // Pass 1, by row strips: dP = dO V^T (written), dS = P * (dP - D) (in place), dQ = scale dS K.
   const int64_t rstrips = (nq + rs - 1) / rs;
@@ -123,7 +127,7 @@ void standard_backward(const Problem<T>& pr, const T* q, const T* k, const T* v,
     for (int64_t t = b; t < e; ++t) {
       const int64_t bh = t / cstrips, j0 = (t % cstrips) * cs, n = std::min(cs, nk - j0);
       // Rows before i_start cannot see column j0 (causal), so their P and dS there are zero.
-      const int64_t i_start = pr.causal ? std::max<int64_t>(0, j0 - pr.causal_offset()) : 0;
+      const int64_t i_start = pr.first_query(j0);
       const int64_t rows = nq - i_start;
       T* dvb = dv + (bh * nk + j0) * d;
       T* dkb = dk + (bh * nk + j0) * d;
@@ -147,4 +151,4 @@ EMBER_INSTANTIATE(float)
 EMBER_INSTANTIATE(double)
 #undef EMBER_INSTANTIATE
 
-}  // namespace ember::cpu::attn
+}  // namespace ember::attention_study
