@@ -5,7 +5,7 @@
 #   scripts/bench_reports.sh [OUTDIR] [STEP...]   (default results/reports; all steps: about 75 min)
 #
 # Steps: matmul matmul64 ops attention attention_large sparse sparsity custom_op attention_grid gpt2
-# gpt2_long (the last two about 15 minutes each). Run it on a quiet
+# gpt2_long (the last two about 15 minutes each) classifier dist. Run it on a quiet
 # machine (each program prints the load it saw) after `./run.sh build` and `./run.sh bench-deps`.
 # OpenBLAS runs on the core examples/common/openblas_core.h picks for this CPU; torch gets the
 # same thread count as Ember. OpenMP keeps its default wait policy, as a user runs it.
@@ -14,9 +14,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 out=${1:-results/reports}
 shift || true
-steps=${*:-matmul matmul64 ops attention attention_large sparse sparsity custom_op attention_grid gpt2 gpt2_long}
+steps=${*:-matmul matmul64 ops attention attention_large sparse sparsity custom_op attention_grid gpt2 gpt2_long classifier dist}
 bin=${EMBER_BIN:-build/bin}
-for p in bench_matmul bench_ops bench_attention bench_sparse contextual_sparsity custom_op_demo gpt2 openblas_env; do
+for p in bench_matmul bench_ops bench_attention bench_sparse contextual_sparsity custom_op_demo gpt2 train_classifier openblas_env; do
   [ -x "$bin/$p" ] || { echo "bench_reports: $bin/$p is missing; build first (./run.sh build)" >&2; exit 1; }
 done
 mkdir -p "$out"
@@ -85,6 +85,23 @@ for s in $steps; do
         step "GPT-2 124M, $t thread(s): a 128-token prompt, 64 to 896 tokens with the cache, 16 to 64 without"
         EMBER_BIN=$bin examples/gpt2/bench_vs_torch.sh "$out/gpt2_long_t$t" --threads "$t" --prompt-len 128 \
           --lengths 64,128,256,512,896 --no-cache-lengths 16,32,64 | tee "$out/gpt2_long_t$t.txt"
+      done
+      ;;
+    classifier)
+      step "the default run (./run.sh's job): the 784-256-128-10 MLP, 10 epochs, 1 thread"
+      /usr/bin/time -v "$bin/train_classifier" --out "$out/classifier_default" --no-progress \
+        >"$out/classifier_default.txt" 2>"$out/classifier_default.time"
+      tail -3 "$out/classifier_default.txt"
+      ;;
+    dist)
+      step "data-parallel: 2 ranks x 1 thread against 1 rank x 2 threads (the MLP, then a GPT-2 step)"
+      examples/classifier/scale_dist.sh 1 3 | tee "$out/scale_dist.txt"
+      export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+      g=(--steps 40 --eval-every 40 --eval-batches 1 --sample-tokens 0)
+      for r in 1 2; do
+        OMP_NUM_THREADS=2 "$bin/gpt2" train "${g[@]}" --out "$out/gpt2_train_1x2" | tail -2 | tee -a "$out/gpt2_train_dist.txt"
+        OMP_NUM_THREADS=1 mpirun -np 2 "$bin/gpt2" train "${g[@]}" --distributed --out "$out/gpt2_train_2x1" |
+          grep -E "trained|gradient averaging" | tee -a "$out/gpt2_train_dist.txt"
       done
       ;;
     sparse)
