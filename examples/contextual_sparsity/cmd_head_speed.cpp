@@ -29,13 +29,6 @@ double max_abs(const Tensor& a) {
   return m;
 }
 
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  std::vector<float> x = a.to_vector<float>(), y = b.to_vector<float>();
-  double m = 0;
-  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, double(std::fabs(x[i] - y[i])));
-  return m;
-}
-
 }  // namespace
 
 json head_speed_section(const HeadSpeedOptions& opt) {

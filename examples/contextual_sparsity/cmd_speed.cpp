@@ -43,13 +43,6 @@ std::vector<std::vector<int32_t>> to_sets(const Tensor& idx) {
   return sets;
 }
 
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  std::vector<float> x = a.to_vector<float>(), y = b.to_vector<float>();
-  double m = 0;
-  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, double(std::fabs(x[i] - y[i])));
-  return m;
-}
-
 }  // namespace
 
 json speed_section(const SpeedOptions& opt) {

@@ -9,6 +9,15 @@
 
 namespace ember::study {
 
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+  EMBER_CHECK(a.shape() == b.shape(), "max_abs_diff: shapes differ, ", to_string(a.shape()), " vs ",
+              to_string(b.shape()));
+  std::vector<float> x = a.to_vector<float>(), y = b.to_vector<float>();
+  double m = 0;
+  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, double(std::fabs(x[i] - y[i])));
+  return m;
+}
+
 std::vector<double> parse_fractions(const std::string& s, const char* flag) {
   std::vector<double> out = cli::double_list(s, flag, "fractions in (0, 1] such as 0.1,0.2");
   for (double v : out) EMBER_CHECK(v > 0 && v <= 1, flag, ": ", v, " is not a fraction in (0, 1]");

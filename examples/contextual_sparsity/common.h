@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "examples/common/bench.h"
+#include "framework/tensor.h"
 
 namespace ember::study {
 
@@ -25,6 +26,8 @@ std::vector<double> log_spaced(double lo, double hi, int n);
 
 std::string cpu_name();  // "model name" of /proc/cpuinfo
 double seconds_since(std::chrono::steady_clock::time_point t0);
+// Largest |a - b| over two float32 tensors of one shape: the check every timed kernel passes first.
+double max_abs_diff(const Tensor& a, const Tensor& b);
 
 // Median wall-clock seconds of `f` over exactly `repeats` runs after `warmup` runs (the shared
 // harness's measure, with no time limit cutting the repeats short).
