@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "common.h"
+#include "examples/attention/study/study_kernels.h"
 #include "examples/common/cli_flags.h"
 #include "examples/common/cli_lists.h"
 #include "framework/autograd/trace.h"
@@ -32,6 +33,8 @@ double max_abs(const Tensor& a) {
 }  // namespace
 
 json head_speed_section(const HeadSpeedOptions& opt) {
+  // The dense baseline is timed with the library's attention and with the study's Algorithm 0.
+  attention_study::register_attention_study_kernels();
   autograd::NoGradGuard ng;
   const int saved_threads = num_threads();
   struct Restore {

@@ -4,6 +4,7 @@
 #include "framework/parallel.h"
 
 #include "models/sparsity/sparse_attention.h"
+#include "study_kernels.h"
 #include "test_util.h"
 
 using namespace ember;
@@ -94,6 +95,7 @@ TEST(SparseAttention, KeptHeadsEqualTheDenseMaskedStepAndAFloat64Reference) {
 }
 
 TEST(SparseAttention, TwoThreadsGiveTheOneThreadResult) {
+  ember::testing::register_study_kernels();  // the reference below runs the study's Algorithm 0
   const int64_t C = 256, H = 4, cap = 40, t = 33;
   Generator g(4);
   AttentionWeights w = random_weights(C, H, g);
