@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "examples/common/bench.h"
+#include "examples/matmul_cuda/study/study_kernels.h"
 #include "framework/cuda/check.h"
 #include "framework/cuda/cuda.h"
 #include "ops/matmul/cuda/gemm.h"
@@ -62,36 +63,29 @@ GpuSamples time_launch(Run&& run, const GpuTiming& opt, const L2Flusher& l2) {
   return s;
 }
 
-// A GPU matmul variant as the benchmarks name it: a CUDA variant of matmul (with TILE for tiled),
-// or the double-buffered register-tiled kernel, which only the benchmarks select.
+// A GPU matmul variant as the benchmarks name it: a CUDA variant of matmul, with TILE for tiled
+// (the study's kernels, registered by parse_gpu_variants, or cuBLAS).
 struct GpuVariant {
   std::string label;  // "naive", "tiled(16)", "register_tiled_db", ...
   std::string impl;   // matmul's name of the kernel: "naive", "tiled", "register_tiled", "cublas", ...
-  int tile = 0;
-  bool double_buffered = false;
+  int tile = 16;
 
   template <class T>
   void run(const cuda::GemmView<T>& g) const {
-    if constexpr (std::is_same_v<T, float>) {
-      if (double_buffered) return cuda::launch_register_tiled(g, 1, true);
-    }
     cuda::gemm(g, 1, impl, tile);
   }
-  bool float32_only() const { return impl == "register_tiled" || impl == "cublas_tf32"; }
+  bool float32_only() const { return impl == "register_tiled" || impl == "register_tiled_db" || impl == "cublas_tf32"; }
 };
 
 // "naive,tiled,register_tiled,register_tiled_db,cublas,cublas_tf32" -> variants, "tiled" swept
 // over `tiles`. Throws ember::Error for a name that is not a CUDA variant.
 inline std::vector<GpuVariant> parse_gpu_variants(const std::vector<std::string>& names, const std::vector<int>& tiles) {
+  matmul_cuda_study::register_matmul_cuda_study_kernels();
   std::vector<GpuVariant> out;
   for (const std::string& v : names) {
-    if (v == "register_tiled_db") {
-      out.push_back({v, "register_tiled", 0, true});
-      continue;
-    }
     if (v == "tiled")
       for (int t : tiles) out.push_back({str("tiled(", t, ")"), v, t});
-    else if (v == "naive" || v == "register_tiled" || v == "cublas" || v == "cublas_tf32")
+    else if (v == "naive" || v == "register_tiled" || v == "register_tiled_db" || v == "cublas" || v == "cublas_tf32")
       out.push_back({v, v});
     else
       throw Error(str("'", v, "' is not a CUDA matmul variant (expected naive, tiled, register_tiled, ",

@@ -37,14 +37,15 @@ void gemm_best(const GemmArgs& g) {
   cpu::gemm_packed(g);
 }
 
-// The CPU variants' 2-D kernels by name; the op's variant list keeps their order. Guarded because
-// a program may register while another thread asks for a kernel by name.
-struct CpuVariants {
+// The registered variants' kernels by name; the op's variant list keeps their order. Guarded
+// because a program may register while another thread asks for a kernel by name.
+struct Variants {
   std::mutex mutex;
-  std::map<std::string, Matmul2dKernel> kernels;
+  std::map<std::string, Matmul2dKernel> kernels;     // CPU
+  std::map<std::string, CudaMatmulKernels> cuda;     // CUDA, beside cuBLAS (which the backend runs)
 };
-CpuVariants& cpu_variants() {
-  static CpuVariants v;
+Variants& cpu_variants() {
+  static Variants v;
   return v;
 }
 
@@ -139,9 +140,9 @@ MatmulOp matmul_primitive() {
     add_cpu_variant(p, "packed", [](const GemmArgs& g) { cpu::gemm_packed(g); });
     add_cpu_variant(p, "blas", cpu::gemm_blas);
   }
-  // The CUDA study kernels and cuBLAS live in the backend (ops/matmul/cuda); the names are known
-  // here so that a CPU-only build refuses them with the same message as any unknown variant.
-  for (const char* v : {"naive", "tiled", "register_tiled", "cublas", "cublas_tf32"})
+  // cuBLAS runs in the backend (ops/matmul/cuda); the names are known here so that a CPU-only
+  // build refuses them with the same message as any unknown variant.
+  for (const char* v : {"cublas", "cublas_tf32"})
     p.variant(Device::CUDA, v, [v](const Args& x, const MatmulOptions& opt) { return matmul_cuda(x, opt, v); });
   p.choose([](const Args&, const MatmulOptions& opt) -> const char* {
      const std::string& impl = is_default(opt.impl) ? default_matmul_impl() : opt.impl;
@@ -187,10 +188,10 @@ std::string parse_matmul_impl(const std::string& s, Device d) {
   if (std::find(names.begin(), names.end(), s) != names.end()) return s;
   std::string known = "auto";
   for (const std::string& n : names) known += ", " + n;
-  throw Error(str("matmul: variant '", s, "' is not available on ", d, " (registered: ", known, ")",
-                  d == Device::CPU ? "; a study's kernels join when its program calls their registration, e.g. "
-                                     "matmul_study::register_matmul_study_kernels() of examples/matmul"
-                                   : ""));
+  throw Error(str("matmul: variant '", s, "' is not available on ", d, " (registered: ", known,
+                  "); a study's kernels join when its program calls their registration, e.g. ",
+                  d == Device::CPU ? "matmul_study::register_matmul_study_kernels() of examples/matmul"
+                                   : "matmul_cuda_study::register_matmul_cuda_study_kernels() of examples/matmul_cuda"));
 }
 
 Matmul2dKernel matmul_cpu_kernel(const std::string& impl) {
@@ -214,6 +215,30 @@ void register_matmul_variant(const std::string& name, Matmul2dKernel kernel) {
   EMBER_CHECK(!op.info().has_variant(Device::CPU, name), "register_matmul_variant: matmul already has a CPU variant '",
               name, "'");
   add_cpu_variant(op, name, std::move(kernel));
+}
+
+void register_matmul_cuda_variant(const std::string& name, CudaMatmulKernels kernels) {
+  EMBER_CHECK(kernels.f32 || kernels.f64, "register_matmul_cuda_variant: '", name,
+              "' has neither a float32 nor a float64 kernel");
+  EMBER_CHECK(!is_default(name), "register_matmul_cuda_variant: '", name,
+              "' is reserved for the library's own kernel; give the variant a name of its own");
+  MatmulOp& op = matmul_op();
+  std::lock_guard<std::mutex> lock(cpu_variants().mutex);
+  EMBER_CHECK(!op.info().has_variant(Device::CUDA, name),
+              "register_matmul_cuda_variant: matmul already has a CUDA variant '", name, "'");
+  cpu_variants().cuda.emplace(name, std::move(kernels));
+  op.variant(Device::CUDA, name, [name](const Args& x, const MatmulOptions& opt) { return matmul_cuda(x, opt, name.c_str()); });
+}
+
+CudaMatmulKernels matmul_cuda_kernels(const std::string& impl) {
+  matmul_op();
+  {
+    std::lock_guard<std::mutex> lock(cpu_variants().mutex);
+    auto it = cpu_variants().cuda.find(impl);
+    if (it != cpu_variants().cuda.end()) return it->second;
+  }
+  parse_matmul_impl(impl, Device::CUDA);  // throws for a name CUDA does not have
+  throw Error(str("matmul: '", impl, "' is the backend's cuBLAS, which has no registered kernels"));
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b, const MatmulOptions& opt) {

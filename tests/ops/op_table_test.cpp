@@ -3,6 +3,7 @@
 // spec without samples or error cases, fails OpTableCoverage.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <set>
 
 #include "cuda_test_util.h"
@@ -208,23 +209,43 @@ TEST_P(OpTable, EveryVariantMatchesTheDefault) {
   }
 }
 
+// The default CUDA kernel and every CUDA variant registered (cuBLAS's and the studies'), each
+// against the CPU's default.
 TEST_P(OpTable, CudaMatchesCpu) {
   if (!info().kernel[size_t(Device::CUDA)]) GTEST_SKIP() << GetParam() << " has no CUDA kernel in this build";
   EMBER_SKIP_WITHOUT_GPU();
-  for (DType dt : {DType::Float32, DType::Float64}) {
-    for (const Sample& s : spec().samples()) {
-      SCOPED_TRACE(s.label + (dt == DType::Float32 ? " float32" : " float64"));
-      std::vector<Tensor> in = to_dtype(s.inputs, dt), gpu = to_device(in, Device::CUDA);
-      Fn f = of_differentiable(s, in), fg = of_differentiable(s, gpu);
-      std::vector<Tensor> xs = pick(in, differentiable(s)), xg = pick(gpu, differentiable(s));
-      Tensor y = f(xs), yg = fg(xg);
-      EXPECT_EQ(yg.device(), Device::CUDA);
-      double tol = dt == DType::Float32 ? 3e-5 : 1e-10;
-      EXPECT_TRUE(close(yg, y, tol * (1 + max_abs(y)), 0, "CUDA forward"));
-      if (!info().has_vjp || !s.gradcheck || xs.empty()) continue;
-      Tensor u = random_like(y, 80);
-      Tensor g = vjp_flat(f, xs, u), gg = vjp_flat(fg, xg, u.to(Device::CUDA));
-      EXPECT_TRUE(close(gg, g, tol * (1 + max_abs(g)), 0, "CUDA VJP"));
+  ember::testing::register_study_kernels();
+  std::vector<std::string> variants = {""};
+  for (const auto& [device, v] : info().variants)
+    if (device == Device::CUDA) variants.push_back(v);
+  for (const std::string& variant : variants) {
+    for (DType dt : {DType::Float32, DType::Float64}) {
+      for (const Sample& s : spec().samples()) {
+        SCOPED_TRACE((variant.empty() ? std::string("default") : variant) + " on " + s.label +
+                     (dt == DType::Float32 ? " float32" : " float64"));
+        std::vector<Tensor> in = to_dtype(s.inputs, dt), gpu = to_device(in, Device::CUDA);
+        Fn f = of_differentiable(s, in), fg = of_differentiable(s, gpu);
+        std::vector<Tensor> xs = pick(in, differentiable(s)), xg = pick(gpu, differentiable(s));
+        const bool grads = info().has_vjp && s.gradcheck && !xs.empty();
+        Tensor y = f(xs), u = random_like(y, 80), g = grads ? vjp_flat(f, xs, u) : Tensor();
+        Tensor yg, gg;
+        try {
+          std::unique_ptr<ScopedVariant> use;
+          if (!variant.empty()) use = std::make_unique<ScopedVariant>(GetParam(), variant);
+          yg = fg(xg);
+          if (grads) gg = vjp_flat(fg, xg, u.to(Device::CUDA));
+        } catch (const Error& e) {
+          // A variant that serves float32 only (register_tiled, TF32) says so; anything else fails.
+          std::string m = e.what();
+          EXPECT_TRUE(!variant.empty() && dt == DType::Float64 && m.find("float32") != std::string::npos) << m;
+          continue;
+        }
+        EXPECT_EQ(yg.device(), Device::CUDA);
+        // TF32 keeps 10 mantissa bits of each operand.
+        double tol = variant.find("tf32") != std::string::npos ? 2e-2 : dt == DType::Float32 ? 3e-5 : 1e-10;
+        EXPECT_TRUE(close(yg, y, tol * (1 + max_abs(y)), 0, "CUDA forward"));
+        if (grads) EXPECT_TRUE(close(gg, g, tol * (1 + max_abs(g)), 0, "CUDA VJP"));
+      }
     }
   }
 }

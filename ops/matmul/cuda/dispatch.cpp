@@ -1,6 +1,6 @@
 // matmul on CUDA tensors: picks the variant by name, maps Ember's strided (batched) operands onto
-// it, and runs cuBLAS for the "cublas" and "cublas_tf32" variants. Host code only; the kernels are in
-// study_kernels.cu.
+// it, and runs cuBLAS for the library's "cublas" and "cublas_tf32"; any other name is a registered
+// variant (register_matmul_cuda_variant), whose kernel takes the same view. Host code only.
 
 #include <algorithm>
 #include <climits>
@@ -69,22 +69,15 @@ void gemm_typed(const GemmView<T>& g, int64_t batch, const std::string& name, in
   if (g.m == 0 || g.n == 0 || batch == 0) return;
   const std::string impl = name.empty() || name == "auto" ? std::string("cublas") : name;
   if (is_cublas(impl)) return cublas_gemm(g, batch, impl == "cublas_tf32");
-  EMBER_CHECK(impl == "naive" || impl == "tiled" || impl == "register_tiled", "matmul: impl '", impl,
-              "' is not a CUDA variant; on cuda use naive, tiled, register_tiled, cublas or cublas_tf32");
-  constexpr bool is_float = std::is_same_v<T, float>;
-  EMBER_CHECK(impl != "register_tiled" || is_float,
-              "matmul (register_tiled): float32 only, got float64 (use naive, tiled or cublas)");
-  // A grid's z dimension holds 65535 blocks: run a larger batch in slices.
-  constexpr int64_t kMaxZ = 65535;
-  for (int64_t z0 = 0; z0 < batch; z0 += kMaxZ) {
-    GemmView<T> s = g;
-    s.a += z0 * g.a_bs;
-    s.b += z0 * g.b_bs;
-    s.c += z0 * g.c_bs;
-    int nb = int(std::min(kMaxZ, batch - z0));
-    if (impl == "naive") launch_naive(s, nb);
-    else if (impl == "tiled") launch_tiled(s, nb, tile);
-    else if constexpr (std::is_same_v<T, float>) launch_register_tiled(s, nb);
+  CudaMatmulKernels k = matmul_cuda_kernels(impl);  // ember::Error naming the registered variants
+  MatmulOptions opt;
+  opt.impl = impl, opt.tile = tile;
+  if constexpr (std::is_same_v<T, float>) {
+    EMBER_CHECK(bool(k.f32), "matmul (", impl, "): the variant has no float32 kernel");
+    k.f32(g, batch, opt);
+  } else {
+    EMBER_CHECK(bool(k.f64), "matmul (", impl, "): float64 is not supported by this variant (float32 only)");
+    k.f64(g, batch, opt);
   }
 }
 
@@ -175,9 +168,6 @@ void gemm(const GemmView<double>& g, int64_t batch, const std::string& impl, int
 
 Tensor matmul(const Tensor& a, const Tensor& b, const Shape& batch, const MatmulOptions& opt) {
   EMBER_CHECK(a.device() == Device::CUDA && b.device() == Device::CUDA, "matmul: expected CUDA operands");
-  if (opt.impl == "tiled")
-    EMBER_CHECK(opt.tile == 4 || opt.tile == 8 || opt.tile == 16 || opt.tile == 32,
-                "matmul (tiled): tile must be 4, 8, 16 or 32, got ", opt.tile);
   return EMBER_DISPATCH_FLOAT(a.dtype(), "matmul", [&] { return matmul_typed<scalar_t>(a, b, batch, opt); });
 }
 

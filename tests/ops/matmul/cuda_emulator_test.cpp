@@ -10,9 +10,9 @@
 #include <memory>
 #include <vector>
 
-#include "ops/matmul/cuda/naive_kernel.h"
-#include "ops/matmul/cuda/register_tiled_kernel.h"
-#include "ops/matmul/cuda/tiled_kernel.h"
+#include "examples/matmul_cuda/study/naive_kernel.h"
+#include "examples/matmul_cuda/study/register_tiled_kernel.h"
+#include "examples/matmul_cuda/study/tiled_kernel.h"
 #include "tests/ops/matmul/gemm_cases.h"
 
 namespace ember::testing {

@@ -3,6 +3,7 @@
 // Skipped without a GPU.
 #include "test_util.h"
 #include "cuda_test_util.h"
+#include "study_kernels.h"
 #include "tests/ops/matmul/gemm_cases.h"
 #ifdef EMBER_HAS_CUDA
 #include "ops/matmul/cuda/gemm.h"
@@ -30,8 +31,10 @@ template <class T, class Launch>
   return h.check(out.to(Device::CPU).template to_vector<T>(), eps);
 }
 
+// A variant by name, as matmul's dispatcher runs it (the study's are registered first).
 template <class T>
 ::testing::AssertionResult run_on_gpu(const GemmCase& c, const std::string& impl, int tile, double eps = 0) {
+  register_study_kernels();
   return run_kernel_on_gpu<T>(c, [&](const cuda::GemmView<T>& g) { cuda::gemm(g, c.batch, impl, tile); }, eps);
 }
 
@@ -47,9 +50,7 @@ TEST(CudaMatmul, StudyKernelsMatchFloat64Reference) {
       EXPECT_TRUE(run_on_gpu<double>(c, "tiled", tile)) << "TILE " << tile;
     }
     EXPECT_TRUE(run_on_gpu<float>(c, "register_tiled", 0));
-    EXPECT_TRUE(run_kernel_on_gpu<float>(
-        c, [&](const cuda::GemmView<float>& g) { cuda::launch_register_tiled(g, c.batch, /*double_buffered=*/true); }))
-        << "register_tiled_db";
+    EXPECT_TRUE(run_on_gpu<float>(c, "register_tiled_db", 0));
   }
 }
 
@@ -75,9 +76,10 @@ TEST(CudaMatmul, OpMatchesCpuForEveryVariantAndLayout) {
       {random({127}, 9), random({127, 3}, 10)},                     // 1-d operand
       {random({3, 4, 5, 6}, 11).permute({1, 0, 2, 3}), random({4, 3, 6, 2}, 12)},  // batch offsets not one progression
   };
-  std::vector<std::pair<std::string, int>> variants = {{"auto", 16},  {"naive", 16},          {"tiled", 4},
-                                                       {"tiled", 32}, {"register_tiled", 16}, {"cublas", 16},
-                                                       {"cublas_tf32", 16}};
+  register_study_kernels();
+  // Every CUDA variant registered (the library's cuBLAS and the study's), and tiled at both ends.
+  std::vector<std::pair<std::string, int>> variants = {{"auto", 16}, {"tiled", 4}, {"tiled", 32}};
+  for (const std::string& v : matmul_variants(Device::CUDA)) variants.push_back({v, 16});
   for (const Pair& p : pairs) {
     Tensor ref = matmul(p.a, p.b);  // float64 on the CPU
     for (auto [impl, tile] : variants) {
@@ -86,7 +88,8 @@ TEST(CudaMatmul, OpMatchesCpuForEveryVariantAndLayout) {
       double tol = impl == "cublas_tf32" ? 2e-2 : 1e-4;
       Tensor a32 = p.a.to(DType::Float32).to(Device::CUDA), b32 = p.b.to(DType::Float32).to(Device::CUDA);
       EXPECT_TRUE(all_close(matmul(a32, b32, o).to(Device::CPU), ref, tol, tol)) << impl << " tile " << tile;
-      if (impl == "register_tiled" || impl == "cublas_tf32") continue;
+      bool f64 = impl == "auto" || impl == "cublas" || bool(matmul_cuda_kernels(impl).f64);
+      if (!f64) continue;
       Tensor got = matmul(p.a.to(Device::CUDA), p.b.to(Device::CUDA), o).to(Device::CPU);
       EXPECT_TRUE(all_close(got, ref, 1e-12, 1e-12)) << impl << " float64";
     }
@@ -95,10 +98,12 @@ TEST(CudaMatmul, OpMatchesCpuForEveryVariantAndLayout) {
 
 TEST(CudaMatmul, BadVariantsRaiseClearErrors) {
   EMBER_SKIP_WITHOUT_GPU();
+  register_study_kernels();
   Tensor a = random({4, 4}, 1).to(Device::CUDA);
   MatmulOptions o;
   o.impl = "packed";  // a CPU variant on CUDA tensors
-  EXPECT_EMBER_ERROR(matmul(a, a, o), "variant 'packed' is not available on cuda (registered: auto, naive, tiled");
+  EXPECT_EMBER_ERROR(matmul(a, a, o),
+                     "variant 'packed' is not available on cuda (registered: auto, cublas, cublas_tf32, naive, tiled");
   o.impl = "tiled", o.tile = 5;
   EXPECT_EMBER_ERROR(matmul(a, a, o), "tile must be 4, 8, 16 or 32");
   o.impl = "register_tiled";

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "framework/tensor.h"
-#include "ops/matmul/cuda/gemm_view.h"
+#include "ops/matmul/cuda_gemm_view.h"
 
 namespace ember::testing {
 

@@ -145,7 +145,7 @@ TEST(Matmul, EmptyDims) {
 TEST(Matmul, ImplSelection) {
   register_study_kernels();
   EXPECT_EQ(parse_matmul_impl("naive"), "naive");
-  EXPECT_EQ(parse_matmul_impl("register_tiled", Device::CUDA), "register_tiled");
+  EXPECT_EQ(parse_matmul_impl("cublas", Device::CUDA), "cublas");
   for (Device d : {Device::CPU, Device::CUDA})
     for (const std::string& v : matmul_variants(d)) EXPECT_EQ(parse_matmul_impl(v, d), v);
   EXPECT_EMBER_ERROR(parse_matmul_impl("fast"), "fast");

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "cuda_test_util.h"
 #include "ops/matmul/cpu/kernels.h"
 #include "study_kernels.h"
 #include "test_util.h"
@@ -169,7 +170,7 @@ TEST(MatmulVariantsErrors, BadBlockSizesAndUnavailableVariants) {
   Tensor a = random({4, 5}, 1), b = random({5, 6}, 2);
   EXPECT_EMBER_ERROR(matmul_study::register_blocked_matmul("blocked_bad", {64, 256, 0}), "block_k=0");
   MatmulOptions o;
-  o.impl = "tiled";  // a CUDA variant on CPU tensors
+  o.impl = "tiled";  // a CUDA variant (the CUDA study's) on CPU tensors
   EXPECT_EMBER_ERROR(matmul(a, b, o), "variant 'tiled' is not available on cpu (registered: auto, packed, blas");
   EXPECT_EMBER_ERROR(matmul(a, b, o), "register_matmul_study_kernels()");
   EXPECT_EMBER_ERROR(parse_matmul_impl("blocked_bad"), "variant 'blocked_bad' is not available on cpu");
@@ -180,7 +181,7 @@ TEST(MatmulVariantsErrors, BadBlockSizesAndUnavailableVariants) {
   }
   EXPECT_EQ(parse_matmul_impl("packed"), "packed");
   EXPECT_EQ(parse_matmul_impl("auto"), "auto");
-  EXPECT_EQ(parse_matmul_impl("tiled", Device::CUDA), "tiled");
+  EXPECT_EQ(parse_matmul_impl("cublas", Device::CUDA), "cublas");
   EXPECT_EMBER_ERROR(parse_matmul_impl("packed", Device::CUDA), "variant 'packed' is not available on cuda");
 }
 
@@ -274,6 +275,72 @@ TEST(MatmulRegisterVariant, BadRegistrationsAreRefused) {
   testing::register_study_kernels();
   cpu = matmul_variants(Device::CPU);
   EXPECT_EQ(std::count(cpu.begin(), cpu.end(), "naive"), 1);
+}
+
+// A CUDA variant joins the same way, and registering one needs no GPU. In a CUDA build its kernel
+// forwards to the CUDA study's naive kernel (so that every test that runs all CUDA variants on a
+// GPU gets a right answer from it too); in a CPU-only build nothing can run it.
+std::atomic<int> g_cuda_calls{0};
+void register_user_cuda_variant() {
+  static const bool done = [] {
+    register_matmul_cuda_variant(
+        "user_cuda", {[](const cuda::GemmView<float>& g, int64_t batch, const MatmulOptions&) {
+                        ++g_cuda_calls;
+#ifdef EMBER_HAS_CUDA
+                        matmul_cuda_study::launch_naive(g, batch);
+#else
+                        (void)g, (void)batch;
+#endif
+                      },
+                      nullptr});
+    return true;
+  }();
+  (void)done;
+}
+
+TEST(MatmulRegisterCudaVariant, IsListedSelectableAndRefusedOnTheCpu) {
+  register_user_cuda_variant();
+  std::vector<std::string> names = matmul_variants(Device::CUDA);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "user_cuda"), 1);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "cublas"), 1);  // the library's, always named
+  EXPECT_EQ(parse_matmul_impl("user_cuda", Device::CUDA), "user_cuda");
+  CudaMatmulKernels k = matmul_cuda_kernels("user_cuda");
+  EXPECT_TRUE(bool(k.f32));
+  EXPECT_FALSE(bool(k.f64));
+  // A CUDA variant is not a CPU one: CPU tensors refuse it by name.
+  MatmulOptions o;
+  o.impl = "user_cuda";
+  EXPECT_EMBER_ERROR(matmul(random({3, 4}, 1), random({4, 2}, 2), o), "variant 'user_cuda' is not available on cpu");
+  EXPECT_EMBER_ERROR(matmul_cuda_kernels("cublas"), "cuBLAS");
+  EXPECT_EMBER_ERROR(matmul_cuda_kernels("nope"), "variant 'nope' is not available on cuda");
+  EXPECT_EMBER_ERROR(matmul_cuda_kernels("nope"), "register_matmul_cuda_study_kernels");
+}
+
+TEST(MatmulRegisterCudaVariant, BadRegistrationsAreRefused) {
+  register_user_cuda_variant();
+  CudaMatmulKernels some{[](const cuda::GemmView<float>&, int64_t, const MatmulOptions&) {}, nullptr};
+  EXPECT_EMBER_ERROR(register_matmul_cuda_variant("user_cuda", some), "matmul already has a CUDA variant 'user_cuda'");
+  EXPECT_EMBER_ERROR(register_matmul_cuda_variant("cublas", some), "matmul already has a CUDA variant 'cublas'");
+  EXPECT_EMBER_ERROR(register_matmul_cuda_variant("auto", some), "reserved for the library's own kernel");
+  EXPECT_EMBER_ERROR(register_matmul_cuda_variant("user_none", {}), "neither a float32 nor a float64 kernel");
+  // A CPU variant's name is free on CUDA (the studies use "naive" on both).
+  std::vector<std::string> names = matmul_variants(Device::CUDA);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "user_none"), 0);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "packed"), 0);
+}
+
+TEST(MatmulRegisterCudaVariant, RunsOnCudaTensorsWithBatchesAndGradients) {
+  EMBER_SKIP_WITHOUT_GPU();
+  register_user_cuda_variant();
+  MatmulOptions o;
+  o.impl = "user_cuda";
+  Tensor a = random({3, 7, 33}, 30).to(DType::Float32), b = random({33, 13}, 31).to(DType::Float32);
+  int before = g_cuda_calls;
+  Tensor c = matmul(a.to(Device::CUDA), b.to(Device::CUDA), o).to(Device::CPU);
+  EXPECT_GE(g_cuda_calls - before, 1);
+  EXPECT_TRUE(all_close(c, matmul(a, b), 1e-4, 1e-4));
+  EXPECT_EMBER_ERROR(matmul(a.to(DType::Float64).to(Device::CUDA), b.to(DType::Float64).to(Device::CUDA), o),
+                     "float32");
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 // j, so a warp reads 32 consecutive elements of B's row p (coalesced) and one element of A
 // (a broadcast). One phase, no shared memory, no barrier.
 #pragma once
-#include "ops/matmul/cuda/gemm_view.h"
+#include "ops/matmul/cuda_gemm_view.h"
 
 namespace ember::cuda {
 

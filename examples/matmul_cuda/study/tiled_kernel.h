@@ -8,7 +8,7 @@
 // The first barrier makes the tiles complete before anyone reads them; the second keeps a fast
 // thread from overwriting a tile (load of step t+1) that a slow one is still reading.
 #pragma once
-#include "ops/matmul/cuda/gemm_view.h"
+#include "ops/matmul/cuda_gemm_view.h"
 
 namespace ember::cuda {
 

@@ -1,7 +1,7 @@
-// What every CUDA matmul kernel computes, in a form that g++ can compile too: the study kernels'
-// per-thread phases (naive_kernel.h, tiled_kernel.h, register_tiled_kernel.h) take these plain
-// structs, so that the CPU block emulator in tests/ops/matmul/cuda_emulator_test.cpp runs exactly
-// the code the GPU runs.
+// What every CUDA matmul kernel computes, in a form that g++ can compile too: the interface of a
+// CUDA variant (register_matmul_cuda_variant, ops/matmul/matmul.h), and the plain structs that the
+// matmul study's per-thread phases take (examples/matmul_cuda/study/*_kernel.h), so that the CPU
+// block emulator in tests/ops/matmul/cuda_emulator_test.cpp runs exactly the code the GPU runs.
 #pragma once
 #include <cstdint>
 

@@ -1,13 +1,21 @@
 // The GPU side of the matmul study kernels: each __global__ function only lays out shared memory,
 // calls the per-thread phases from *_kernel.h, and places the barriers between them. The phases
 // themselves are tested on the CPU by tests/ops/matmul/cuda_emulator_test.cpp.
-#include "framework/cuda/check.h"
-#include "ops/matmul/cuda/gemm.h"
-#include "ops/matmul/cuda/naive_kernel.h"
-#include "ops/matmul/cuda/register_tiled_kernel.h"
-#include "ops/matmul/cuda/tiled_kernel.h"
+#include <algorithm>
 
-namespace ember::cuda {
+#include "examples/matmul_cuda/study/naive_kernel.h"
+#include "examples/matmul_cuda/study/register_tiled_kernel.h"
+#include "examples/matmul_cuda/study/study_kernels.h"
+#include "examples/matmul_cuda/study/tiled_kernel.h"
+#include "framework/cuda/check.h"
+
+namespace ember::matmul_cuda_study {
+using cuda::GemmView;
+using cuda::Idx3;
+using cuda::LaunchShape;
+using cuda::NaiveMatmul;
+using cuda::RegisterTiledSgemm;
+using cuda::TiledMatmul;
 namespace {
 
 __device__ Idx3 block_idx() { return {int(blockIdx.x), int(blockIdx.y), int(blockIdx.z)}; }
@@ -75,27 +83,44 @@ void check_grid(const LaunchShape& l, const char* name) {
               l.grid.x, " x ", l.grid.y, " x ", l.grid.z);
 }
 
+// A grid's z dimension holds 65535 blocks: a larger batch runs in slices.
+template <class T, class Launch>
+void in_slices(const GemmView<T>& g, int64_t batch, Launch launch) {
+  constexpr int64_t kMaxZ = 65535;
+  for (int64_t z0 = 0; z0 < batch; z0 += kMaxZ) {
+    GemmView<T> s = g;
+    s.a += z0 * g.a_bs;
+    s.b += z0 * g.b_bs;
+    s.c += z0 * g.c_bs;
+    launch(s, int(std::min(kMaxZ, batch - z0)));
+  }
+}
+
 template <class T, int TILE>
-void tiled(const GemmView<T>& g, int batch) {
+void tiled(const GemmView<T>& g, int64_t batch) {
   using K = TiledMatmul<T, TILE>;
-  LaunchShape l = K::launch(g.m, g.n, batch);
-  check_grid(l, "tiled");
-  tiled_kernel<T, TILE><<<as_dim3(l.grid), as_dim3(l.block)>>>(g, K::steps(g));
-  EMBER_CUDA_CHECK_LAUNCH();
+  in_slices(g, batch, [](const GemmView<T>& s, int nb) {
+    LaunchShape l = K::launch(s.m, s.n, nb);
+    check_grid(l, "tiled");
+    tiled_kernel<T, TILE><<<as_dim3(l.grid), as_dim3(l.block)>>>(s, K::steps(s));
+    EMBER_CUDA_CHECK_LAUNCH();
+  });
 }
 
 }  // namespace
 
 template <class T>
-void launch_naive(const GemmView<T>& g, int batch) {
-  LaunchShape l = NaiveMatmul<T>::launch(g.m, g.n, batch);
-  check_grid(l, "naive");
-  naive_kernel<T><<<as_dim3(l.grid), as_dim3(l.block)>>>(g);
-  EMBER_CUDA_CHECK_LAUNCH();
+void launch_naive(const GemmView<T>& g, int64_t batch) {
+  in_slices(g, batch, [](const GemmView<T>& s, int nb) {
+    LaunchShape l = NaiveMatmul<T>::launch(s.m, s.n, nb);
+    check_grid(l, "naive");
+    naive_kernel<T><<<as_dim3(l.grid), as_dim3(l.block)>>>(s);
+    EMBER_CUDA_CHECK_LAUNCH();
+  });
 }
 
 template <class T>
-void launch_tiled(const GemmView<T>& g, int batch, int tile) {
+void launch_tiled(const GemmView<T>& g, int64_t batch, int tile) {
   switch (tile) {
     case 4: return tiled<T, 4>(g, batch);
     case 8: return tiled<T, 8>(g, batch);
@@ -105,20 +130,22 @@ void launch_tiled(const GemmView<T>& g, int batch, int tile) {
   throw Error(str("matmul (tiled): tile must be 4, 8, 16 or 32, got ", tile));
 }
 
-void launch_register_tiled(const GemmView<float>& g, int batch, bool double_buffered) {
+void launch_register_tiled(const GemmView<float>& g, int64_t batch, bool double_buffered) {
   using K = RegisterTiledSgemm;
-  LaunchShape l = K::launch(g.m, g.n, batch);
-  check_grid(l, "register_tiled");
-  if (double_buffered)
-    register_tiled_db_kernel<K><<<as_dim3(l.grid), as_dim3(l.block)>>>(g, K::vectorisable(g), K::steps(g));
-  else
-    register_tiled_kernel<K><<<as_dim3(l.grid), as_dim3(l.block)>>>(g, K::vectorisable(g), K::steps(g));
-  EMBER_CUDA_CHECK_LAUNCH();
+  in_slices(g, batch, [double_buffered](const GemmView<float>& s, int nb) {
+    LaunchShape l = K::launch(s.m, s.n, nb);
+    check_grid(l, "register_tiled");
+    if (double_buffered)
+      register_tiled_db_kernel<K><<<as_dim3(l.grid), as_dim3(l.block)>>>(s, K::vectorisable(s), K::steps(s));
+    else
+      register_tiled_kernel<K><<<as_dim3(l.grid), as_dim3(l.block)>>>(s, K::vectorisable(s), K::steps(s));
+    EMBER_CUDA_CHECK_LAUNCH();
+  });
 }
 
-template void launch_naive<float>(const GemmView<float>&, int);
-template void launch_naive<double>(const GemmView<double>&, int);
-template void launch_tiled<float>(const GemmView<float>&, int, int);
-template void launch_tiled<double>(const GemmView<double>&, int, int);
+template void launch_naive<float>(const GemmView<float>&, int64_t);
+template void launch_naive<double>(const GemmView<double>&, int64_t);
+template void launch_tiled<float>(const GemmView<float>&, int64_t, int);
+template void launch_tiled<double>(const GemmView<double>&, int64_t, int);
 
-}  // namespace ember::cuda
+}  // namespace ember::matmul_cuda_study

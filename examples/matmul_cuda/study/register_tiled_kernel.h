@@ -21,7 +21,7 @@
 #pragma once
 #include <cstdint>
 
-#include "ops/matmul/cuda/gemm_view.h"
+#include "ops/matmul/cuda_gemm_view.h"
 
 namespace ember::cuda {
 
