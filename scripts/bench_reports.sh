@@ -4,8 +4,8 @@
 #
 #   scripts/bench_reports.sh [OUTDIR] [STEP...]   (default results/reports; all steps: about 75 min)
 #
-# Steps: matmul matmul64 ops attention attention_large sparse sparsity custom_op attention_grid gpt2
-# gpt2_long (the last two about 15 minutes each) classifier dist. Run it on a quiet
+# Steps: matmul matmul64 ops attention attention_large attention_unfused sparse sparsity custom_op
+# attention_grid gpt2 gpt2_long (the last two about 15 minutes each) classifier dist. Run it on a quiet
 # machine (each program prints the load it saw) after `./run.sh build` and `./run.sh bench-deps`.
 # OpenBLAS runs on the core examples/common/openblas_core.h picks for this CPU; torch gets the
 # same thread count as Ember. OpenMP keeps its default wait policy, as a user runs it.
@@ -14,7 +14,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 out=${1:-results/reports}
 shift || true
-steps=${*:-matmul matmul64 ops attention attention_large sparse sparsity custom_op attention_grid gpt2 gpt2_long classifier dist}
+steps=${*:-matmul matmul64 ops attention attention_large attention_unfused sparse sparsity custom_op attention_grid gpt2 gpt2_long classifier dist}
 bin=${EMBER_BIN:-build/bin}
 for p in bench_matmul bench_ops bench_attention bench_sparse contextual_sparsity custom_op_demo gpt2 train_classifier openblas_env; do
   [ -x "$bin/$p" ] || { echo "bench_reports: $bin/$p is missing; build first (./run.sh build)" >&2; exit 1; }
@@ -63,6 +63,11 @@ for s in $steps; do
       step "attention: N = 8192, 16384 (Algorithm 0 at 8192 only)"
       "$bin/bench_attention" --peer --python "$PY" --seq 8192,16384 --head-dim 64 --causal off --repeats 3 \
         --max-standard-n 8192 --json "$out/attention_cpu_large.json" | tee "$out/attention_cpu_large.txt"
+      ;;
+    attention_unfused)
+      step "attention: Algorithm 0 fused by strips against its three steps over the whole N x N matrix"
+      "$bin/bench_attention" --seq 1024,2048,4096,8192 --head-dim 64 --causal off --repeats 3 \
+        --impls standard,unfused,flash,flash2 --json "$out/attention_unfused.json" | tee "$out/attention_unfused.txt"
       ;;
     attention_grid)
       for t in 2 1; do

@@ -1,5 +1,6 @@
-// bench_attention: Algorithm 0 (standard), Algorithm 1 (flash) and FlashAttention-2 (flash2, the
-// default CPU kernel), forward and forward+backward,
+// bench_attention: Algorithm 0 (standard, and unfused: its steps as three whole-matrix passes),
+// Algorithm 1 (flash) and FlashAttention-2 (flash2, the default CPU kernel), forward and
+// forward+backward,
 // over N, d and causal: median time, peak extra memory (Ember's allocator and the process's RSS),
 // the bytes each kernel moves to and from main memory (counted), and the paper's models of them.
 // The PyTorch peer runs in the same program run (peer_torch.py), with its threads limited to the cores.
@@ -138,6 +139,9 @@ class RunTimer {
 };
 
 
+// The two forms of Algorithm 0, both with N x N buffers (--max-standard-n skips them).
+bool is_standard(const std::string& impl) { return impl == "standard" || impl == "unfused"; }
+
 double cpu_s() {
   timespec ts{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -155,6 +159,7 @@ struct Measure {
   int64_t peak_extra_bytes = 0;  // Ember allocator: peak - current before the call
   int64_t rss_extra_bytes = -1;  // process: peak RSS - RSS before the call (CPU only)
   int64_t read_bytes = 0, write_bytes = 0;
+  double scores_ms = -1, softmax_ms = -1, output_ms = -1;  // unfused: median time of each forward step
 };
 
 
@@ -170,7 +175,7 @@ int main(int argc, char** argv) {
       ("full", "the full sweep N = 256..16384 (long on the CPU: N = 8192 and 16384 alone, d = 64, non-causal, took 10 minutes here)")
       ("head-dim", "head sizes d", cxxopts::value<std::string>()->default_value("64,128"))
       ("causal", "both | on | off", cxxopts::value<std::string>()->default_value("both"))
-      ("impls", "algorithms to time, comma separated: standard, flash, flash2", cxxopts::value<std::string>()->default_value("standard,flash,flash2"))
+      ("impls", "algorithms to time, comma separated: standard, unfused (Algorithm 0 as three passes over the whole N x N matrix, timed per step), flash, flash2", cxxopts::value<std::string>()->default_value("standard,flash,flash2"))
       ("batch", "batch size B", cxxopts::value<int64_t>()->default_value("1"))
       ("heads", "heads H", cxxopts::value<int64_t>()->default_value("1"))
       ("dtype", "float32 or float64", cxxopts::value<std::string>()->default_value("float32"))
@@ -218,7 +223,7 @@ int main(int argc, char** argv) {
     const int repeats = std::max(1, ember::cli::flag<int>(args, "repeats", 1, 1000000)), warmup = std::max(0, ember::cli::flag<int>(args, "warmup", 0, 1000000));
     const int64_t block_m = ember::cli::flag<int64_t>(args, "block-m", 0, int64_t(1) << 26), max_std = ember::cli::flag<int64_t>(args, "max-standard-n", 0, 1 << 24);
 
-    register_attention_study_kernels();  // "standard" and "flash" on the CPU, beside the library's "flash2"
+    register_attention_study_kernels();  // "standard", "unfused" and "flash" on the CPU, beside the library's "flash2"
     std::vector<std::string> impls;
     {
       std::stringstream ss(args["impls"].as<std::string>());
@@ -245,7 +250,7 @@ int main(int argc, char** argv) {
     RunTimer timer(dev);
     int total = 0;
     for (const Config& c : configs)
-      for (const std::string& impl : impls) total += impl == "standard" && c.n > max_std ? 0 : 2;
+      for (const std::string& impl : impls) total += is_standard(impl) && c.n > max_std ? 0 : 2;
     examples::ProgressBar progress("attention", total, true, stderr, "runs");
     struct Row {
       Config c;
@@ -266,12 +271,12 @@ int main(int argc, char** argv) {
         std::string mode;
         Measure m;
         double max_diff = 0;
-        std::vector<double> ts, cpu;
+        std::vector<double> ts, cpu, steps[3];
       };
       std::vector<Variant> vars;
       for (const std::string& impl : impls)
         for (std::string mode : {"fwd", "fwd+bwd"})
-          if (!(impl == "standard" && c.n > max_std)) vars.push_back({impl, mode, {}, 0, {}, {}});
+          if (!(is_standard(impl) && c.n > max_std)) vars.push_back({impl, mode, {}, 0, {}, {}, {}});
       Tensor out, ref_out;
       auto run = [&](const Variant& var) {
         AttentionOptions o;
@@ -322,12 +327,21 @@ int main(int argc, char** argv) {
           double c0 = cpu_s();
           var.ts.push_back(timer.time_ms([&] { run(var); }));
           var.cpu.push_back((cpu_s() - c0) * 1e3);
+          if (var.impl == "unfused") {
+            AttentionPhaseTimes t = last_unfused_phase_times();
+            var.steps[0].push_back(t.scores_ms), var.steps[1].push_back(t.softmax_ms), var.steps[2].push_back(t.output_ms);
+          }
           out = Tensor();
         }
       for (Variant& var : vars) {
         var.m.median_ms = bench::median(var.ts);
         var.m.min_ms = *std::min_element(var.ts.begin(), var.ts.end());
         var.m.cpu_ms = bench::median(var.cpu);
+        if (!var.steps[0].empty()) {
+          var.m.scores_ms = bench::median(var.steps[0]);
+          var.m.softmax_ms = bench::median(var.steps[1]);
+          var.m.output_ms = bench::median(var.steps[2]);
+        }
         rows.push_back({c, var.impl, var.mode, var.m, var.max_diff});
       }
     }
@@ -400,7 +414,17 @@ int main(int argc, char** argv) {
                 {"model1_bytes", model1 * MiB},
                 {"max_abs_diff_vs_standard", r.max_diff}};
       if (peer.count(key)) j["torch"] = peer[key];
+      if (r.m.scores_ms >= 0)
+        j["steps_ms"] = {{"scores", r.m.scores_ms}, {"softmax", r.m.softmax_ms}, {"output", r.m.output_ms}};
       results.push_back(j);
+    }
+    bool any_steps = false;
+    for (const Row& r : rows) {
+      if (r.m.scores_ms < 0) continue;
+      if (!any_steps) std::printf("\nunfused forward, median ms per step (S = scale Q K^T | softmax | O = P V):\n");
+      any_steps = true;
+      std::printf("  N=%lld d=%lld %-6s %-7s %9.2f %9.2f %9.2f\n", (long long)r.c.n, (long long)r.c.d,
+                  r.c.causal ? "causal" : "", r.mode.c_str(), r.m.scores_ms, r.m.softmax_ms, r.m.output_ms);
     }
     if (!peer_note.empty()) std::printf("peer: %s\n", peer_note.c_str());
     std::printf("(ms: median wall time, min_ms: fastest run, cpu_ms: median CPU time of all threads; peak_MiB: Ember allocator peak minus memory held before the call; rss_MiB: process peak RSS growth;\n"

@@ -93,22 +93,8 @@ Shape with(Shape s, std::initializer_list<int64_t> tail) {
   return s;
 }
 
-template <class T>
-cpu::attn::Problem<T> problem(const Tensor& q, const Tensor& k, const AttentionOptions& opt) {
-  cpu::attn::Problem<T> p;
-  p.nq = q.size(-2);
-  p.nk = k.size(-2);
-  p.d = q.size(-1);
-  p.bh = q.numel() / (p.nq * p.d);
-  p.scale = T(effective_scale(opt, p.d));
-  p.causal = opt.causal;
-  AttentionBlocks b = attention_blocks(p.d, opt.block_m);
-  p.br = b.br;
-  p.bc = b.bc;
-  return p;
-}
-
-// The same problem for a registered kernel (K and V contiguous until the caller says otherwise).
+// The problem as every CPU kernel gets it (K and V contiguous until the caller says otherwise); the
+// library's own kernels take it as cpu::attn::Problem<T>::of(args).
 AttentionArgs args_of(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opt) {
   AttentionArgs a;
   a.dtype = q.dtype();
@@ -189,19 +175,16 @@ AttentionForward forward_raw(const Tensor& q0, const Tensor& k0, const Tensor& v
     return r;
   }
   check_cpu(q, "attention");
+  AttentionArgs a = args_of(q, k, v, opt);
+  if (kv_in_place) a.kv_bh_stride = kv_stride;
   if (is_flash2(opt.impl)) {
     EMBER_DISPATCH_FLOAT(q.dtype(), "attention", [&] {
-      auto pr = problem<scalar_t>(q, k, opt);
-      if (kv_in_place) pr.kv_bh_stride = kv_stride;
-      cpu::attn::flash2_forward(pr, q.data<scalar_t>(), k.data<scalar_t>(), v.data<scalar_t>(), r.out.data<scalar_t>(),
-                                r.lse.data<scalar_t>());
+      cpu::attn::flash2_forward(cpu::attn::Problem<scalar_t>::of(a), q.data<scalar_t>(), k.data<scalar_t>(),
+                                v.data<scalar_t>(), r.out.data<scalar_t>(), r.lse.data<scalar_t>());
     });
     return r;
   }
-  const AttentionKernels& kernels = cpu_kernels(opt.impl);
-  AttentionArgs a = args_of(q, k, v, opt);
-  if (kv_in_place) a.kv_bh_stride = kv_stride;
-  r.saved = kernels.forward(a, r.out.raw_data(), r.lse.raw_data());
+  r.saved = cpu_kernels(opt.impl).forward(a, r.out.raw_data(), r.lse.raw_data());
   return r;
 }
 
@@ -236,7 +219,7 @@ AttentionGrads backward_raw(const Tensor& q0, const Tensor& k0, const Tensor& v0
   check_cpu(q, "attention backward");
   if (is_flash2(opt.impl)) {
     EMBER_DISPATCH_FLOAT(q.dtype(), "attention backward", [&] {
-      auto pr = problem<scalar_t>(q, k, opt);
+      auto pr = cpu::attn::Problem<scalar_t>::of(args_of(q, k, v, opt));
       cpu::attn::flash2_backward(pr, q.data<scalar_t>(), k.data<scalar_t>(), v.data<scalar_t>(), out.data<scalar_t>(),
                                  lse.data<scalar_t>(), dout.data<scalar_t>(), g.dq.data<scalar_t>(),
                                  g.dk.data<scalar_t>(), g.dv.data<scalar_t>());

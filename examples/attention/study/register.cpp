@@ -1,6 +1,6 @@
 // The study's kernels join attention by an explicit call, not a static initialiser: a static
 // library drops an object file that nothing references, and with it any initialiser in it. The
-// adapters below turn attention's type-erased AttentionArgs into the kernels' Problem<T>.
+// adapters below hand attention's type-erased AttentionArgs to the kernels as Problem<T>.
 #include <algorithm>
 #include <mutex>
 
@@ -8,22 +8,6 @@
 
 namespace ember::attention_study {
 namespace {
-
-template <class T>
-Problem<T> problem_of(const AttentionArgs& a) {
-  Problem<T> p;
-  p.bh = a.bh;
-  p.nq = a.nq;
-  p.nk = a.nk;
-  p.d = a.d;
-  p.scale = T(a.scale);
-  p.causal = a.causal;
-  const AttentionBlocks b = attention_blocks(a.d, a.block_m);  // the paper's Br and Bc for the budget M
-  p.br = b.br;
-  p.bc = b.bc;
-  p.kv_bh_stride = a.kv_bh_stride;
-  return p;
-}
 
 template <class T>
 const T* in(const void* p) {
@@ -39,7 +23,16 @@ Tensor standard_fwd(const AttentionArgs& a, void* o, void* lse) {
   Tensor p = empty({a.bh, a.nq, a.nk}, a.dtype);
   EMBER_DISPATCH_FLOAT(a.dtype, "attention (standard)", [&] {
     using T = scalar_t;
-    standard_forward(problem_of<T>(a), in<T>(a.q), in<T>(a.k), in<T>(a.v), p.data<T>(), out<T>(o), out<T>(lse));
+    standard_forward(Problem<T>::of(a), in<T>(a.q), in<T>(a.k), in<T>(a.v), p.data<T>(), out<T>(o), out<T>(lse));
+  });
+  return p;
+}
+
+Tensor unfused_fwd(const AttentionArgs& a, void* o, void* lse) {
+  Tensor p = empty({a.bh, a.nq, a.nk}, a.dtype);
+  EMBER_DISPATCH_FLOAT(a.dtype, "attention (unfused)", [&] {
+    using T = scalar_t;
+    unfused_forward(Problem<T>::of(a), in<T>(a.q), in<T>(a.k), in<T>(a.v), p.data<T>(), out<T>(o), out<T>(lse));
   });
   return p;
 }
@@ -56,7 +49,7 @@ void standard_bwd(const AttentionArgs& a, const AttentionGradArgs& g) {
   Tensor ds = empty({a.bh, a.nq, a.nk}, a.dtype);
   EMBER_DISPATCH_FLOAT(a.dtype, "attention backward (standard)", [&] {
     using T = scalar_t;
-    standard_backward(problem_of<T>(a), in<T>(a.q), in<T>(a.k), in<T>(a.v), in<T>(g.out), p.data<T>(),
+    standard_backward(Problem<T>::of(a), in<T>(a.q), in<T>(a.k), in<T>(a.v), in<T>(g.out), p.data<T>(),
                       in<T>(g.dout), ds.data<T>(), out<T>(g.dq), out<T>(g.dk), out<T>(g.dv));
   });
 }
@@ -64,7 +57,7 @@ void standard_bwd(const AttentionArgs& a, const AttentionGradArgs& g) {
 Tensor flash_fwd(const AttentionArgs& a, void* o, void* lse) {
   EMBER_DISPATCH_FLOAT(a.dtype, "attention (flash)", [&] {
     using T = scalar_t;
-    flash_forward(problem_of<T>(a), in<T>(a.q), in<T>(a.k), in<T>(a.v), out<T>(o), out<T>(lse));
+    flash_forward(Problem<T>::of(a), in<T>(a.q), in<T>(a.k), in<T>(a.v), out<T>(o), out<T>(lse));
   });
   return Tensor();
 }
@@ -73,7 +66,7 @@ void flash_bwd(const AttentionArgs& a, const AttentionGradArgs& g) {
   EMBER_CHECK(g.lse != nullptr, "attention backward (flash): lse (the forward's row log-sum-exp) is undefined");
   EMBER_DISPATCH_FLOAT(a.dtype, "attention backward (flash)", [&] {
     using T = scalar_t;
-    flash_backward(problem_of<T>(a), in<T>(a.q), in<T>(a.k), in<T>(a.v), in<T>(g.out), in<T>(g.lse), in<T>(g.dout),
+    flash_backward(Problem<T>::of(a), in<T>(a.q), in<T>(a.k), in<T>(a.v), in<T>(g.out), in<T>(g.lse), in<T>(g.dout),
                    out<T>(g.dq), out<T>(g.dk), out<T>(g.dv));
   });
 }
@@ -84,6 +77,9 @@ void register_attention_study_kernels() {
   static std::once_flag once;
   std::call_once(once, [] {
     register_attention_variant("standard", AttentionKernels{standard_fwd, standard_bwd});
+    // Algorithm 0's backward already makes its passes over the whole P and dS, so the unfused
+    // forward shares it.
+    register_attention_variant("unfused", AttentionKernels{unfused_fwd, standard_bwd});
     register_attention_variant("flash", AttentionKernels{flash_fwd, flash_bwd});
   });
 }

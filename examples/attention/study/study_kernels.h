@@ -13,8 +13,9 @@
 
 namespace ember::attention_study {
 
-// Registers "standard" (Algorithm 0) and "flash" (Algorithm 1) as CPU variants of attention. Once
-// per process: later calls do nothing, so every test and program may call it.
+// Registers "standard" (Algorithm 0), "unfused" (Algorithm 0 as three whole-matrix passes) and
+// "flash" (Algorithm 1) as CPU variants of attention. Once per process: later calls do nothing, so
+// every test and program may call it.
 void register_attention_study_kernels();
 
 // Algorithm 0's backward on tensors: dV = P^T dO, dP = dO V^T, dS = P * (dP - rowsum(dO * O)),
@@ -36,6 +37,18 @@ using cpu::attn::Problem;
 // Algorithm 0. p: (BH, Nq, Nk) buffer that receives P; o: (BH, Nq, d); lse: (BH, Nq).
 template <class T>
 void standard_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* p, T* o, T* lse);
+// Algorithm 0 with each step over the whole matrix before the next (S = scale Q K^T for every
+// row, then the softmax of every row, then O = P V), as three separate kernels would run it: S and
+// P make the round trips to main memory that the paper counts. Same arguments, same arithmetic
+// and the same result as standard_forward, bit for bit; it records how long each step took.
+template <class T>
+void unfused_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* p, T* o, T* lse);
+struct AttentionPhaseTimes {
+  double scores_ms = 0, softmax_ms = 0, output_ms = 0;
+};
+// The step times of the last unfused_forward in this process (zeros before the first).
+AttentionPhaseTimes last_unfused_phase_times();
+
 // ds: (BH, Nq, Nk) scratch for dP / dS. dq, dk, dv are written (not accumulated).
 template <class T>
 void standard_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, const T* o, const T* p,

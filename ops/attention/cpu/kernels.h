@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "ops/attention/attention.h"
 #include "ops/attention/attention_math.h"
 
 namespace ember::cpu::attn {
@@ -27,6 +28,23 @@ struct Problem {
   int64_t visible(int64_t i) const { return attention_math::visible_keys(i, nq, nk, causal); }
   // Queries before first_query(j) do not see key j.
   int64_t first_query(int64_t j) const { return attention_math::first_query_seeing(j, nq, nk, causal); }
+
+  // The kernels' view of attention's type-erased arguments (the op and every registered CPU
+  // variant start from these), with Algorithm 1's blocks for the caller's budget a.block_m.
+  static Problem of(const AttentionArgs& a) {
+    Problem p;
+    p.bh = a.bh;
+    p.nq = a.nq;
+    p.nk = a.nk;
+    p.d = a.d;
+    p.scale = T(a.scale);
+    p.causal = a.causal;
+    const AttentionBlocks b = attention_blocks(a.d, a.block_m);
+    p.br = b.br;
+    p.bc = b.bc;
+    p.kv_bh_stride = a.kv_bh_stride;
+    return p;
+  }
 };
 
 // Below this many query rows (a generation step has one) the forward takes Q K^T as dot products
