@@ -35,7 +35,8 @@ LoadedLibrary open(const std::string& file, const char* env) {
   }
   // RTLD_NOW: a missing dependency (no libcudart on this machine) shows here, as one clear error,
   // rather than as a crash at the first call.
-  if (!dlopen(r.path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+  r.handle = dlopen(r.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!r.handle) {
     const char* e = dlerror();
     r.error = e ? e : "dlopen failed";
     return r;
@@ -45,6 +46,10 @@ LoadedLibrary open(const std::string& file, const char* env) {
 }
 
 }  // namespace
+
+void* library_symbol(const LoadedLibrary& lib, const char* name) {
+  return lib.ok && lib.handle ? dlsym(lib.handle, name) : nullptr;
+}
 
 const LoadedLibrary& load_sibling_library(const std::string& file, const char* env) {
   static std::mutex mu;

@@ -6,7 +6,7 @@
 #include "examples/common/bench.h"
 #include "ops/sparse/sparse_ops.h"
 #ifdef EMBER_HAS_CUDA
-#include "ops/sparse/cuda/cusparse.h"
+#include "examples/sparse/study/cusparse.h"
 #endif
 
 using namespace ember;
@@ -32,7 +32,7 @@ json gpu_profile(const CsrTensor&, const Tensor&, const Tensor&, const Config&) 
 
 #else
 
-namespace gpu = ember::sparse::cuda;
+namespace gpu = ember::sparse_cuda_study;
 
 namespace {
 

@@ -11,7 +11,7 @@
 //   C = A B:           dB = A^T G,   dvalues[p] = G[i,:].B[j,:]  for nonzero p at (i, j)
 //   C = A^T B:         dB = A G,     dvalues[p] = B[i,:].G[j,:]
 //   v = sampled(X, Y): dX = V Y,     dY = V^T X                   (V: the pattern with values h)
-// CPU only for now; the cuSPARSE versions work on raw device arrays (ops/sparse/cuda/cusparse.h).
+// CPU only for now; the sparse study times cuSPARSE on raw device arrays (examples/sparse/study/cusparse.h).
 #pragma once
 #include "framework/tensor.h"
 #include "ops/sparse/coo.h"

@@ -135,12 +135,14 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   b.fm("cumsum_reverse", [](T x, int64_t d) { return cumsum_reverse(x, d); }, arg("x"), arg("dim"));
   // matmul, linear layers, normalisation, losses
   // impl: "auto" (the library's kernel), or a variant by name (after ember.register_study_kernels(),
-  // the matmul study's "naive", "ikj" and "blocked" on the CPU).
-  b.fm("matmul", [](T a, T x, const std::string& impl) {
+  // the matmul study's "naive", "ikj" and "blocked" on the CPU, and its CUDA kernels on CUDA
+  // tensors); tile: the CUDA study's "tiled" reads it (4, 8, 16 or 32).
+  b.fm("matmul", [](T a, T x, const std::string& impl, int tile) {
     MatmulOptions o;
     o.impl = impl;
+    o.tile = tile;
     return matmul(a, x, o);
-  }, arg("a"), arg("b"), arg("impl") = "auto");
+  }, arg("a"), arg("b"), arg("impl") = "auto", arg("tile") = 16);
   b.fm("linear", [](T x, T w, std::optional<Tensor> bias) { return linear(x, w, bias ? *bias : Tensor()); }, arg("x"), arg("weight"), arg("bias") = nb::none());
   b.fm("softmax", [](T x, int64_t d) { return softmax(x, d); }, arg("x"), arg("dim") = -1);
   b.fm("log_softmax", [](T x, int64_t d) { return log_softmax(x, d); }, arg("x"), arg("dim") = -1);

@@ -1,6 +1,7 @@
 """ember.register_study_kernels(): the studies' CPU kernels (matmul's naive, ikj, blocked; attention's
 standard and flash, the paper's Algorithms 0 and 1) are not the library's, and join the ops by name
-only once it is called. Before that, asking for one raises ember.Error naming the registration."""
+only once it is called. Before that, asking for one raises ember.Error naming the registration. The
+CUDA matmul study's kernels join the same way, from a library the call opens only in CUDA builds."""
 import subprocess
 import sys
 
@@ -76,3 +77,28 @@ def test_registered_study_kernels_match_numpy(rng):
 
     with pytest.raises(ember.Error, match="variant 'nope' is not available on cpu"):
         ember.matmul(ember.from_numpy(a), ember.from_numpy(b), impl="nope")
+
+
+def test_cuda_study_kernels_need_a_cuda_build():
+    if ember.cuda.built_with_cuda():
+        pytest.skip("this ember has the CUDA backend: test_cuda_study_kernels_register checks it instead")
+    with pytest.raises(ember.Error, match=r"the CUDA matmul study is not installed .*EMBER_CUDA=AUTO"):
+        ember.register_study_kernels(cuda=True)
+    ember.register_study_kernels(cuda=False)  # the CPU kernels alone: no error
+    ember.register_study_kernels()  # None: no GPU here, so the CPU kernels alone
+
+
+def test_cuda_study_kernels_register(rng):
+    if not ember.cuda.built_with_cuda():
+        pytest.skip("this ember was built without CUDA (pip install . -C cmake.define.EMBER_CUDA=AUTO builds it)")
+    ember.register_study_kernels(cuda=True)  # needs no GPU: the kernels run only on CUDA tensors
+    table = {op["name"]: op["variants"] for op in ember.registered_ops()}
+    matmul_cuda = [v for d, v in table["matmul"] if d == ember.Device.cuda]
+    assert [matmul_cuda.count(v) for v in ["naive", "tiled", "register_tiled", "register_tiled_db"]] == [1, 1, 1, 1]
+    if not ember.cuda.is_available():
+        pytest.skip(f"registered; no GPU to run them: {ember.cuda.unavailable_reason()}")
+    a, b = randn(rng, 37, 53, dtype=np.float32), randn(rng, 53, 29, dtype=np.float32)
+    ga, gb = ember.from_numpy(a).to(ember.Device.cuda), ember.from_numpy(b).to(ember.Device.cuda)
+    for impl, tile in [("naive", 16), ("tiled", 4), ("tiled", 32), ("register_tiled", 16), ("register_tiled_db", 16)]:
+        out = ember.matmul(ga, gb, impl=impl, tile=tile).to(ember.Device.cpu).numpy()
+        assert_close(out, a @ b, rtol=1e-4, atol=1e-4)

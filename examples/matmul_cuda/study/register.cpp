@@ -28,3 +28,5 @@ void register_matmul_cuda_study_kernels() {
 }
 
 }  // namespace ember::matmul_cuda_study
+
+extern "C" void ember_matmul_cuda_study_register() { ember::matmul_cuda_study::register_matmul_cuda_study_kernels(); }

@@ -29,3 +29,7 @@ void launch_register_tiled(const cuda::GemmView<float>& g, int64_t batch, bool d
 void register_matmul_cuda_study_kernels();
 
 }  // namespace ember::matmul_cuda_study
+
+// The same registration under a C name, for a caller that opens libember_matmul_cuda_study.so
+// at run time and looks it up (ember.register_study_kernels(cuda=True) in Python).
+extern "C" void ember_matmul_cuda_study_register();

@@ -1,10 +1,12 @@
 // The __global__ wrappers around the phases of flash_kernel.h, and the host functions of
-// attention_cuda.h: launches, cuBLAS for the standard path, checks on every CUDA / cuBLAS call.
+// attention_cuda.h: launches, cuBLAS for the standard path (the backend's handle), every CUDA and
+// cuBLAS status through the backend's EMBER_CUDA_CHECK.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <type_traits>
 
+#include "framework/cuda/check.h"
 #include "framework/error.h"
 #include "ops/attention/cuda/attention_cuda.h"
 #include "ops/attention/cuda/flash_kernel.h"
@@ -12,20 +14,6 @@
 namespace ember::cuda_attn {
 
 namespace {
-
-#define EMBER_ATTN_CUDA(call)                                                                       \
-  do {                                                                                              \
-    cudaError_t err_ = (call);                                                                      \
-    if (err_ != cudaSuccess)                                                                        \
-      throw ::ember::Error(::ember::str("attention (CUDA): ", #call, " failed: ", cudaGetErrorString(err_))); \
-  } while (0)
-
-#define EMBER_ATTN_CUBLAS(call)                                                                     \
-  do {                                                                                              \
-    cublasStatus_t st_ = (call);                                                                    \
-    if (st_ != CUBLAS_STATUS_SUCCESS)                                                               \
-      throw ::ember::Error(::ember::str("attention (cuBLAS): ", #call, " failed with status ", int(st_))); \
-  } while (0)
 
 using kern::Args;
 using kern::Dim;
@@ -137,7 +125,7 @@ void with_dmax(int64_t d, F&& body) {
 
 template <class KernelFn>
 void set_smem(KernelFn fn, size_t bytes) {
-  EMBER_ATTN_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  EMBER_CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
 }
 
 // Scratch from Ember's caching allocator: no cudaMalloc / cudaFree (which synchronises the device)
@@ -155,31 +143,25 @@ Tensor row_dots(Args<T>& a, int64_t rows) {
   Tensor scratch = device_scratch<T>(rows);
   a.dvec_out = static_cast<T*>(scratch.raw_data());
   rowdot_kernel<T><<<unsigned((rows + 127) / 128), 128>>>(a, rows);
-  EMBER_ATTN_CUDA(cudaGetLastError());
+  EMBER_CUDA_CHECK_LAUNCH();
   a.dvec = a.dvec_out;
   return scratch;
 }
 
-cublasHandle_t handle() {
-  static cublasHandle_t h = [] {
-    cublasHandle_t x;
-    EMBER_ATTN_CUBLAS(cublasCreate(&x));
-    return x;
-  }();
-  return h;
-}
+// The backend's cuBLAS handle for this thread, on the default stream as every launch here.
+cublasHandle_t handle() { return ::ember::cuda::cublas_handle(); }
 
 // Row-major C (m x n) = alpha op(A) op(B) through column-major cuBLAS, batched with strides.
 void gemm_batched(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, float alpha, const float* a, int lda,
                   long long sa, const float* b, int ldb, long long sb, float* c, int ldc, long long sc, int batch) {
   const float beta = 0;
-  EMBER_ATTN_CUBLAS(cublasSgemmStridedBatched(handle(), ta, tb, m, n, k, &alpha, a, lda, sa, b, ldb, sb, &beta, c, ldc, sc, batch));
+  EMBER_CUDA_CHECK(cublasSgemmStridedBatched(handle(), ta, tb, m, n, k, &alpha, a, lda, sa, b, ldb, sb, &beta, c, ldc, sc, batch));
 }
 void gemm_batched(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, double alpha, const double* a,
                   int lda, long long sa, const double* b, int ldb, long long sb, double* c, int ldc, long long sc,
                   int batch) {
   const double beta = 0;
-  EMBER_ATTN_CUBLAS(cublasDgemmStridedBatched(handle(), ta, tb, m, n, k, &alpha, a, lda, sa, b, ldb, sb, &beta, c, ldc, sc, batch));
+  EMBER_CUDA_CHECK(cublasDgemmStridedBatched(handle(), ta, tb, m, n, k, &alpha, a, lda, sa, b, ldb, sb, &beta, c, ldc, sc, batch));
 }
 
 }  // namespace
@@ -209,7 +191,7 @@ void flash_forward(const Dims& dm, const T* q, const T* k, const T* v, T* o, T* 
     set_smem(fn, sizeof(typename K::Shared));
     dim3 grid(unsigned((dm.nq + 31) / 32), unsigned(dm.bh));
     fn<<<grid, K::THREADS, sizeof(typename K::Shared)>>>(a);
-    EMBER_ATTN_CUDA(cudaGetLastError());
+    EMBER_CUDA_CHECK_LAUNCH();
   });
 }
 
@@ -236,9 +218,9 @@ void flash_backward(const Dims& dm, const T* q, const T* k, const T* v, const T*
     set_smem(fkv, sizeof(typename KV::Shared));
     set_smem(fq, sizeof(typename KQ::Shared));
     fkv<<<dim3(unsigned((dm.nk + 31) / 32), unsigned(dm.bh)), KV::THREADS, sizeof(typename KV::Shared)>>>(a);
-    EMBER_ATTN_CUDA(cudaGetLastError());
+    EMBER_CUDA_CHECK_LAUNCH();
     fq<<<dim3(unsigned((dm.nq + 31) / 32), unsigned(dm.bh)), KQ::THREADS, sizeof(typename KQ::Shared)>>>(a);
-    EMBER_ATTN_CUDA(cudaGetLastError());
+    EMBER_CUDA_CHECK_LAUNCH();
   });
 }
 
@@ -253,7 +235,7 @@ void standard_forward(const Dims& dm, const T* q, const T* k, const T* v, T* p, 
   a.out_lse = lse;
   using K = kern::RowSoftmax<T>;
   row_softmax_kernel<K, T><<<dim3(unsigned(nq), unsigned(bh)), K::THREADS>>>(a, p);
-  EMBER_ATTN_CUDA(cudaGetLastError());
+  EMBER_CUDA_CHECK_LAUNCH();
   // O = P V (row-major: O^T = V^T P^T).
   gemm_batched(CUBLAS_OP_N, CUBLAS_OP_N, d, nq, nk, T(1), v, d, (long long)nk * d, p, nk, (long long)nq * nk, o, d,
                (long long)nq * d, bh);
@@ -276,7 +258,7 @@ void standard_backward(const Dims& dm, const T* q, const T* k, const T* v, const
   // dS = P * (dP - D)
   const int64_t total = dm.bh * dm.nq * dm.nk;
   softmax_backward_kernel<T><<<unsigned((total + 255) / 256), 256>>>(a, p, ds, total);
-  EMBER_ATTN_CUDA(cudaGetLastError());
+  EMBER_CUDA_CHECK_LAUNCH();
   // dQ = scale dS K, dK = scale dS^T Q
   gemm_batched(CUBLAS_OP_N, CUBLAS_OP_N, d, nq, nk, T(dm.scale), k, d, sk, ds, nk, sp, dq, d, sq, bh);
   gemm_batched(CUBLAS_OP_N, CUBLAS_OP_T, d, nk, nq, T(dm.scale), q, d, sq, ds, nk, sp, dk, d, sk, bh);

@@ -1,15 +1,15 @@
-// cuSPARSE generic-API SpMV, SpMM and SpGEMM, cuBLAS GEMV/GEMM, device buffers and the cached
-// handles, descriptors and workspace (see cusparse.h).
-#include "ops/sparse/cuda/cusparse.h"
+// The sparse study's cuSPARSE generic-API SpMV, SpMM and SpGEMM, cuBLAS GEMV/GEMM, device buffers
+// and the cached handles, descriptors and workspace (see cusparse.h).
+#include "examples/sparse/study/cusparse.h"
 
 #include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <vector>
 
-#include "ops/sparse/cuda/check.h"
+#include "framework/cuda/check.h"
 
-namespace ember::sparse::cuda {
+namespace ember::sparse_cuda_study {
 
 namespace {
 
@@ -31,14 +31,14 @@ Context& context() {
 
 // Called with the context's mutex held.
 void ensure_handles(Context& c) {
-  if (!c.sparse) EMBER_SPARSE_CUDA_CHECK(cusparseCreate(&c.sparse));
-  if (!c.blas) EMBER_SPARSE_CUDA_CHECK(cublasCreate(&c.blas));
+  if (!c.sparse) EMBER_CUDA_CHECK(cusparseCreate(&c.sparse));
+  if (!c.blas) EMBER_CUDA_CHECK(cublasCreate(&c.blas));
 }
 
 cusparseSpMatDescr_t csr_descr(const DeviceCsr& a) {
   if (!a.descr) {
     cusparseSpMatDescr_t d = nullptr;
-    EMBER_SPARSE_CUDA_CHECK(cusparseCreateCsr(&d, a.rows, a.cols, a.nnz, a.row_ptr.get(), a.col_idx.get(),
+    EMBER_CUDA_CHECK(cusparseCreateCsr(&d, a.rows, a.cols, a.nnz, a.row_ptr.get(), a.col_idx.get(),
                                               a.values.get(), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                               CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
     const_cast<DeviceCsr&>(a).descr = std::shared_ptr<void>(d, [](void* p) {
@@ -51,7 +51,7 @@ cusparseSpMatDescr_t csr_descr(const DeviceCsr& a) {
 cusparseDnVecDescr_t vec_descr(DeviceDense& x) {
   if (!x.vec_descr) {
     cusparseDnVecDescr_t d = nullptr;
-    EMBER_SPARSE_CUDA_CHECK(cusparseCreateDnVec(&d, x.rows * x.cols, x.data.get(), CUDA_R_32F));
+    EMBER_CUDA_CHECK(cusparseCreateDnVec(&d, x.rows * x.cols, x.data.get(), CUDA_R_32F));
     x.vec_descr = std::shared_ptr<void>(d, [](void* p) { cusparseDestroyDnVec(static_cast<cusparseDnVecDescr_t>(p)); });
   }
   return static_cast<cusparseDnVecDescr_t>(x.vec_descr.get());
@@ -60,7 +60,7 @@ cusparseDnVecDescr_t vec_descr(DeviceDense& x) {
 cusparseDnMatDescr_t mat_descr(DeviceDense& x) {
   if (!x.mat_descr) {
     cusparseDnMatDescr_t d = nullptr;
-    EMBER_SPARSE_CUDA_CHECK(
+    EMBER_CUDA_CHECK(
         cusparseCreateDnMat(&d, x.rows, x.cols, x.cols, x.data.get(), CUDA_R_32F, CUSPARSE_ORDER_ROW));
     x.mat_descr = std::shared_ptr<void>(d, [](void* p) { cusparseDestroyDnMat(static_cast<cusparseDnMatDescr_t>(p)); });
   }
@@ -68,7 +68,7 @@ cusparseDnMatDescr_t mat_descr(DeviceDense& x) {
 }
 
 void zero(DeviceDense& y) {
-  if (y.data.bytes()) EMBER_SPARSE_CUDA_CHECK(cudaMemset(y.data.get(), 0, y.data.bytes()));
+  if (y.data.bytes()) EMBER_CUDA_CHECK(cudaMemset(y.data.get(), 0, y.data.bytes()));
 }
 
 }  // namespace
@@ -85,13 +85,13 @@ bool available() {
 
 std::string device_name() {
   cudaDeviceProp p{};
-  EMBER_SPARSE_CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
+  EMBER_CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
   return p.name;
 }
 
 // ---- DeviceBuffer ----
 DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
-  if (bytes) EMBER_SPARSE_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+  if (bytes) EMBER_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
 }
 DeviceBuffer::~DeviceBuffer() {
   if (ptr_) cudaFree(ptr_);  // no throw from a destructor; a failure here leaks at worst
@@ -112,11 +112,11 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
 }
 void DeviceBuffer::upload(const void* host, size_t bytes) {
   EMBER_CHECK(bytes <= bytes_, "DeviceBuffer::upload: ", bytes, " bytes into a buffer of ", bytes_);
-  if (bytes) EMBER_SPARSE_CUDA_CHECK(cudaMemcpy(ptr_, host, bytes, cudaMemcpyHostToDevice));
+  if (bytes) EMBER_CUDA_CHECK(cudaMemcpy(ptr_, host, bytes, cudaMemcpyHostToDevice));
 }
 void DeviceBuffer::download(void* host, size_t bytes) const {
   EMBER_CHECK(bytes <= bytes_, "DeviceBuffer::download: ", bytes, " bytes from a buffer of ", bytes_);
-  if (bytes) EMBER_SPARSE_CUDA_CHECK(cudaMemcpy(host, ptr_, bytes, cudaMemcpyDeviceToHost));
+  if (bytes) EMBER_CUDA_CHECK(cudaMemcpy(host, ptr_, bytes, cudaMemcpyDeviceToHost));
 }
 void DeviceBuffer::reserve(size_t bytes) {
   if (bytes > bytes_) *this = DeviceBuffer(bytes);
@@ -124,7 +124,7 @@ void DeviceBuffer::reserve(size_t bytes) {
 
 // ---- DeviceCsr / DeviceDense ----
 DeviceCsr DeviceCsr::upload(const CsrTensor& a) {
-  EMBER_CHECK(a.defined() && a.dtype() == DType::Float32, "cuda::DeviceCsr::upload: expected float32 values, got ",
+  EMBER_CHECK(a.defined() && a.dtype() == DType::Float32, "sparse_cuda_study::DeviceCsr::upload: expected float32 values, got ",
               a.defined() ? name(a.dtype()) : "an undefined matrix");
   const CsrPattern& p = a.pattern();
   Tensor v = a.values().detach().contiguous();
@@ -163,7 +163,7 @@ CsrTensor DeviceCsr::download() const {
     }
   }
   std::vector<int64_t> rp64(rp.begin(), rp.end()), ci64(ci.begin(), ci.end());
-  return CsrTensor(make_csr_pattern(rows, cols, rp64, ci64, "cuda::DeviceCsr::download"), v);
+  return CsrTensor(make_csr_pattern(rows, cols, rp64, ci64, "sparse_cuda_study::DeviceCsr::download"), v);
 }
 
 DeviceDense DeviceDense::allocate(int64_t rows, int64_t cols) {
@@ -176,7 +176,7 @@ DeviceDense DeviceDense::allocate(int64_t rows, int64_t cols) {
 
 DeviceDense DeviceDense::upload(const Tensor& t) {
   EMBER_CHECK(t.defined() && t.dtype() == DType::Float32 && (t.dim() == 1 || t.dim() == 2),
-              "cuda::DeviceDense::upload: expected a 1-d or 2-d float32 tensor");
+              "sparse_cuda_study::DeviceDense::upload: expected a 1-d or 2-d float32 tensor");
   Tensor c = t.detach().contiguous();
   DeviceDense d = allocate(c.size(0), c.dim() == 2 ? c.size(1) : 1);
   d.is_vector = c.dim() == 1;
@@ -192,7 +192,7 @@ Tensor DeviceDense::download() const {
 
 // ---- operations ----
 void spmv(const DeviceCsr& a, DeviceDense& x, DeviceDense& y) {
-  EMBER_CHECK(x.rows * x.cols == a.cols && y.rows * y.cols == a.rows, "cuda::spmv: A is [", a.rows, ", ", a.cols,
+  EMBER_CHECK(x.rows * x.cols == a.cols && y.rows * y.cols == a.rows, "sparse_cuda_study::spmv: A is [", a.rows, ", ", a.cols,
               "], x has ", x.rows * x.cols, " and y ", y.rows * y.cols, " elements");
   if (a.nnz == 0 || a.rows == 0 || a.cols == 0) return zero(y);
   Context& c = context();
@@ -200,16 +200,16 @@ void spmv(const DeviceCsr& a, DeviceDense& x, DeviceDense& y) {
   ensure_handles(c);
   const float alpha = 1.f, beta = 0.f;
   size_t bytes = 0;
-  EMBER_SPARSE_CUDA_CHECK(cusparseSpMV_bufferSize(c.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, csr_descr(a),
+  EMBER_CUDA_CHECK(cusparseSpMV_bufferSize(c.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, csr_descr(a),
                                                   vec_descr(x), &beta, vec_descr(y), CUDA_R_32F,
                                                   CUSPARSE_SPMV_ALG_DEFAULT, &bytes));
   c.workspace.reserve(bytes);
-  EMBER_SPARSE_CUDA_CHECK(cusparseSpMV(c.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, csr_descr(a), vec_descr(x),
+  EMBER_CUDA_CHECK(cusparseSpMV(c.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, csr_descr(a), vec_descr(x),
                                        &beta, vec_descr(y), CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, c.workspace.get()));
 }
 
 void spmm(const DeviceCsr& a, DeviceDense& b, DeviceDense& out) {
-  EMBER_CHECK(b.rows == a.cols && out.rows == a.rows && out.cols == b.cols, "cuda::spmm: A [", a.rows, ", ", a.cols,
+  EMBER_CHECK(b.rows == a.cols && out.rows == a.rows && out.cols == b.cols, "sparse_cuda_study::spmm: A [", a.rows, ", ", a.cols,
               "] times B [", b.rows, ", ", b.cols, "] into C [", out.rows, ", ", out.cols, "]");
   if (a.nnz == 0 || a.rows == 0 || a.cols == 0 || b.cols == 0) return zero(out);
   Context& c = context();
@@ -217,24 +217,24 @@ void spmm(const DeviceCsr& a, DeviceDense& b, DeviceDense& out) {
   ensure_handles(c);
   const float alpha = 1.f, beta = 0.f;
   size_t bytes = 0;
-  EMBER_SPARSE_CUDA_CHECK(cusparseSpMM_bufferSize(c.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE,
+  EMBER_CUDA_CHECK(cusparseSpMM_bufferSize(c.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE,
                                                   CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, csr_descr(a), mat_descr(b),
                                                   &beta, mat_descr(out), CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, &bytes));
   c.workspace.reserve(bytes);
-  EMBER_SPARSE_CUDA_CHECK(cusparseSpMM(c.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+  EMBER_CUDA_CHECK(cusparseSpMM(c.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
                                        &alpha, csr_descr(a), mat_descr(b), &beta, mat_descr(out), CUDA_R_32F,
                                        CUSPARSE_SPMM_ALG_DEFAULT, c.workspace.get()));
 }
 
 DeviceCsr spgemm(const DeviceCsr& a, const DeviceCsr& b, SpgemmPhases* phases) {
-  EMBER_CHECK(a.cols == b.rows, "cuda::spgemm: inner dimensions differ, [", a.rows, ", ", a.cols, "] @ [", b.rows,
+  EMBER_CHECK(a.cols == b.rows, "sparse_cuda_study::spgemm: inner dimensions differ, [", a.rows, ", ", a.cols, "] @ [", b.rows,
               ", ", b.cols, "]");
   DeviceCsr out;
   out.rows = a.rows;
   out.cols = b.cols;
   out.row_ptr = DeviceBuffer(size_t(out.rows + 1) * sizeof(int32_t));
   if (a.nnz == 0 || b.nnz == 0 || out.rows == 0 || out.cols == 0) {  // cuSPARSE rejects empty operands
-    if (out.row_ptr.bytes()) EMBER_SPARSE_CUDA_CHECK(cudaMemset(out.row_ptr.get(), 0, out.row_ptr.bytes()));
+    if (out.row_ptr.bytes()) EMBER_CUDA_CHECK(cudaMemset(out.row_ptr.get(), 0, out.row_ptr.bytes()));
     return out;
   }
   Context& c = context();
@@ -244,49 +244,49 @@ DeviceCsr spgemm(const DeviceCsr& a, const DeviceCsr& b, SpgemmPhases* phases) {
   const float alpha = 1.f, beta = 0.f;
   const auto op = CUSPARSE_OPERATION_NON_TRANSPOSE;
   cusparseSpMatDescr_t mc = nullptr;
-  EMBER_SPARSE_CUDA_CHECK(cusparseCreateCsr(&mc, out.rows, out.cols, 0, out.row_ptr.get(), nullptr, nullptr,
+  EMBER_CUDA_CHECK(cusparseCreateCsr(&mc, out.rows, out.cols, 0, out.row_ptr.get(), nullptr, nullptr,
                                             CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
                                             CUDA_R_32F));
   out.descr = std::shared_ptr<void>(mc, [](void* p) { cusparseDestroySpMat(static_cast<cusparseSpMatDescr_t>(p)); });
   cusparseSpGEMMDescr_t sd = nullptr;
-  EMBER_SPARSE_CUDA_CHECK(cusparseSpGEMM_createDescr(&sd));
+  EMBER_CUDA_CHECK(cusparseSpGEMM_createDescr(&sd));
   std::shared_ptr<void> sd_guard(sd, [](void* p) { cusparseSpGEMM_destroyDescr(static_cast<cusparseSpGEMMDescr_t>(p)); });
   cusparseSpMatDescr_t ma = csr_descr(a), mb = csr_descr(b);
 
   auto t0 = Clock::now();
   size_t s1 = 0;
-  EMBER_SPARSE_CUDA_CHECK(cusparseSpGEMM_workEstimation(c.sparse, op, op, &alpha, ma, mb, &beta, mc, CUDA_R_32F,
+  EMBER_CUDA_CHECK(cusparseSpGEMM_workEstimation(c.sparse, op, op, &alpha, ma, mb, &beta, mc, CUDA_R_32F,
                                                         CUSPARSE_SPGEMM_DEFAULT, sd, &s1, nullptr));
   DeviceBuffer w1(s1);
-  EMBER_SPARSE_CUDA_CHECK(cusparseSpGEMM_workEstimation(c.sparse, op, op, &alpha, ma, mb, &beta, mc, CUDA_R_32F,
+  EMBER_CUDA_CHECK(cusparseSpGEMM_workEstimation(c.sparse, op, op, &alpha, ma, mb, &beta, mc, CUDA_R_32F,
                                                         CUSPARSE_SPGEMM_DEFAULT, sd, &s1, w1.get()));
-  EMBER_SPARSE_CUDA_CHECK(cudaDeviceSynchronize());
+  EMBER_CUDA_CHECK(cudaDeviceSynchronize());
   ph.work_estimation_ms = ms_since(t0);
 
   t0 = Clock::now();
   size_t s2 = 0;
-  EMBER_SPARSE_CUDA_CHECK(cusparseSpGEMM_compute(c.sparse, op, op, &alpha, ma, mb, &beta, mc, CUDA_R_32F,
+  EMBER_CUDA_CHECK(cusparseSpGEMM_compute(c.sparse, op, op, &alpha, ma, mb, &beta, mc, CUDA_R_32F,
                                                  CUSPARSE_SPGEMM_DEFAULT, sd, &s2, nullptr));
   DeviceBuffer w2(s2);
-  EMBER_SPARSE_CUDA_CHECK(cusparseSpGEMM_compute(c.sparse, op, op, &alpha, ma, mb, &beta, mc, CUDA_R_32F,
+  EMBER_CUDA_CHECK(cusparseSpGEMM_compute(c.sparse, op, op, &alpha, ma, mb, &beta, mc, CUDA_R_32F,
                                                  CUSPARSE_SPGEMM_DEFAULT, sd, &s2, w2.get()));
-  EMBER_SPARSE_CUDA_CHECK(cudaDeviceSynchronize());
+  EMBER_CUDA_CHECK(cudaDeviceSynchronize());
   ph.compute_ms = ms_since(t0);
 
   t0 = Clock::now();
   int64_t r = 0, cc = 0, nnz = 0;
-  EMBER_SPARSE_CUDA_CHECK(cusparseSpMatGetSize(mc, &r, &cc, &nnz));
-  EMBER_CHECK(nnz <= INT32_MAX, "cuda::spgemm: the product has ", nnz, " nonzeros, beyond the int32 index limit");
+  EMBER_CUDA_CHECK(cusparseSpMatGetSize(mc, &r, &cc, &nnz));
+  EMBER_CHECK(nnz <= INT32_MAX, "sparse_cuda_study::spgemm: the product has ", nnz, " nonzeros, beyond the int32 index limit");
   out.nnz = nnz;
   out.col_idx = DeviceBuffer(size_t(nnz) * sizeof(int32_t));
   out.values = DeviceBuffer(size_t(nnz) * sizeof(float));
-  EMBER_SPARSE_CUDA_CHECK(cusparseCsrSetPointers(mc, out.row_ptr.get(), out.col_idx.get(), out.values.get()));
+  EMBER_CUDA_CHECK(cusparseCsrSetPointers(mc, out.row_ptr.get(), out.col_idx.get(), out.values.get()));
   ph.alloc_ms = ms_since(t0);
 
   t0 = Clock::now();
-  EMBER_SPARSE_CUDA_CHECK(cusparseSpGEMM_copy(c.sparse, op, op, &alpha, ma, mb, &beta, mc, CUDA_R_32F,
+  EMBER_CUDA_CHECK(cusparseSpGEMM_copy(c.sparse, op, op, &alpha, ma, mb, &beta, mc, CUDA_R_32F,
                                               CUSPARSE_SPGEMM_DEFAULT, sd));
-  EMBER_SPARSE_CUDA_CHECK(cudaDeviceSynchronize());
+  EMBER_CUDA_CHECK(cudaDeviceSynchronize());
   ph.copy_ms = ms_since(t0);
   ph.buffer1_bytes = s1;
   ph.buffer2_bytes = s2;
@@ -295,7 +295,7 @@ DeviceCsr spgemm(const DeviceCsr& a, const DeviceCsr& b, SpgemmPhases* phases) {
 }
 
 void gemv(const DeviceDense& a, const DeviceDense& x, DeviceDense& y) {
-  EMBER_CHECK(x.rows * x.cols == a.cols && y.rows * y.cols == a.rows, "cuda::gemv: A [", a.rows, ", ", a.cols,
+  EMBER_CHECK(x.rows * x.cols == a.cols && y.rows * y.cols == a.rows, "sparse_cuda_study::gemv: A [", a.rows, ", ", a.cols,
               "] with x of ", x.rows * x.cols, " and y of ", y.rows * y.cols, " elements");
   if (a.rows == 0) return;
   if (a.cols == 0) return zero(y);
@@ -304,14 +304,14 @@ void gemv(const DeviceDense& a, const DeviceDense& x, DeviceDense& y) {
   ensure_handles(c);
   const float alpha = 1.f, beta = 0.f;
   // Row-major A is column-major A^T (cols x rows, ld = cols); y = (A^T)^T x.
-  EMBER_SPARSE_CUDA_CHECK(cublasSgemv(c.blas, CUBLAS_OP_T, int(a.cols), int(a.rows), &alpha,
+  EMBER_CUDA_CHECK(cublasSgemv(c.blas, CUBLAS_OP_T, int(a.cols), int(a.rows), &alpha,
                                       static_cast<const float*>(a.data.get()), int(a.cols),
                                       static_cast<const float*>(x.data.get()), 1, &beta,
                                       static_cast<float*>(y.data.get()), 1));
 }
 
 void gemm(const DeviceDense& a, const DeviceDense& b, DeviceDense& out) {
-  EMBER_CHECK(a.cols == b.rows && out.rows == a.rows && out.cols == b.cols, "cuda::gemm: [", a.rows, ", ", a.cols,
+  EMBER_CHECK(a.cols == b.rows && out.rows == a.rows && out.cols == b.cols, "sparse_cuda_study::gemm: [", a.rows, ", ", a.cols,
               "] @ [", b.rows, ", ", b.cols, "] into [", out.rows, ", ", out.cols, "]");
   if (out.rows == 0 || out.cols == 0) return;
   if (a.cols == 0) return zero(out);
@@ -320,19 +320,19 @@ void gemm(const DeviceDense& a, const DeviceDense& b, DeviceDense& out) {
   ensure_handles(c);
   const float alpha = 1.f, beta = 0.f;
   // Row-major C = A B is column-major C^T = B^T A^T.
-  EMBER_SPARSE_CUDA_CHECK(cublasSgemm(c.blas, CUBLAS_OP_N, CUBLAS_OP_N, int(b.cols), int(a.rows), int(a.cols), &alpha,
+  EMBER_CUDA_CHECK(cublasSgemm(c.blas, CUBLAS_OP_N, CUBLAS_OP_N, int(b.cols), int(a.rows), int(a.cols), &alpha,
                                       static_cast<const float*>(b.data.get()), int(b.cols),
                                       static_cast<const float*>(a.data.get()), int(a.cols), &beta,
                                       static_cast<float*>(out.data.get()), int(out.cols)));
 }
 
-void synchronize() { EMBER_SPARSE_CUDA_CHECK(cudaDeviceSynchronize()); }
+void synchronize() { EMBER_CUDA_CHECK(cudaDeviceSynchronize()); }
 
 void release_handles() {
   Context& c = context();
   std::lock_guard<std::mutex> lock(c.mutex);
-  if (c.sparse) EMBER_SPARSE_CUDA_CHECK(cusparseDestroy(c.sparse));
-  if (c.blas) EMBER_SPARSE_CUDA_CHECK(cublasDestroy(c.blas));
+  if (c.sparse) EMBER_CUDA_CHECK(cusparseDestroy(c.sparse));
+  if (c.blas) EMBER_CUDA_CHECK(cublasDestroy(c.blas));
   c.sparse = nullptr;
   c.blas = nullptr;
   c.workspace = DeviceBuffer();
@@ -349,8 +349,8 @@ double create_handles() {
 // ---- EventTimer ----
 EventTimer::EventTimer() {
   cudaEvent_t a = nullptr, b = nullptr;
-  EMBER_SPARSE_CUDA_CHECK(cudaEventCreate(&a));
-  EMBER_SPARSE_CUDA_CHECK(cudaEventCreate(&b));
+  EMBER_CUDA_CHECK(cudaEventCreate(&a));
+  EMBER_CUDA_CHECK(cudaEventCreate(&b));
   start_ = a;
   stop_ = b;
 }
@@ -358,13 +358,13 @@ EventTimer::~EventTimer() {
   cudaEventDestroy(static_cast<cudaEvent_t>(start_));
   cudaEventDestroy(static_cast<cudaEvent_t>(stop_));
 }
-void EventTimer::start() { EMBER_SPARSE_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(start_))); }
+void EventTimer::start() { EMBER_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(start_))); }
 double EventTimer::stop_ms() {
-  EMBER_SPARSE_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(stop_)));
-  EMBER_SPARSE_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(stop_)));
+  EMBER_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(stop_)));
+  EMBER_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(stop_)));
   float ms = 0;
-  EMBER_SPARSE_CUDA_CHECK(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start_), static_cast<cudaEvent_t>(stop_)));
+  EMBER_CUDA_CHECK(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start_), static_cast<cudaEvent_t>(stop_)));
   return ms;
 }
 
-}  // namespace ember::sparse::cuda
+}  // namespace ember::sparse_cuda_study

@@ -1,15 +1,15 @@
-// cuSPARSE / cuBLAS wrappers against the CPU kernels. Skipped (shown as skipped) without the CUDA
-// backend or without a usable GPU.
-#include "sparse_test_util.h"
+// The sparse study's cuSPARSE / cuBLAS module (examples/sparse/study/cusparse.h) against the CPU
+// kernels. Skipped (shown as skipped) without the CUDA backend or without a usable GPU.
+#include "ops/sparse/sparse_test_util.h"
 #ifdef EMBER_HAS_CUDA
-#include "ops/sparse/cuda/cusparse.h"
+#include "examples/sparse/study/cusparse.h"
 #endif
 
 using namespace ember;
 using namespace ember::testing;
 
 #ifdef EMBER_HAS_CUDA
-namespace scuda = ember::sparse::cuda;
+namespace scuda = ember::sparse_cuda_study;
 #define EMBER_REQUIRE_GPU() \
   if (!scuda::available()) GTEST_SKIP() << "no usable GPU"
 #else

@@ -1,15 +1,22 @@
-// cuSPARSE (generic API) and cuBLAS on raw device arrays: the GPU side of the sparse study.
+// cuSPARSE (generic API) and cuBLAS on raw device arrays: the GPU side of the sparse study
+// (examples/sparse). Study code, not the library's: Ember has no sparse CUDA op, and this module
+// exists to measure what a program pays to run one, setup included.
 //
-// Self-contained on purpose: it allocates with cudaMalloc and copies with cudaMemcpy inside its own
-// functions, so it needs nothing from Ember's CUDA tensor backend. Values are float32 and
-// indices int32 (cuSPARSE's SpGEMM accepts only 32-bit indices; see ops/sparse/csr.h).
+// So it owns what it measures: it allocates with cudaMalloc and copies with cudaMemcpy (a caching
+// allocator would hide the first call's allocation cost after one repeat), and it creates and
+// destroys its own cuSPARSE and cuBLAS handles (release_handles(), so that every repeat of a
+// "with setup" timing pays for them as a fresh program does). Its one error path is the
+// backend's: every CUDA, cuSPARSE and cuBLAS status goes through EMBER_CUDA_CHECK
+// (framework/cuda/check.h) and becomes an ember::Error. Values are float32 and indices int32
+// (cuSPARSE's SpGEMM accepts only 32-bit indices; see ops/sparse/csr.h).
 //
 // Handles (one cuSPARSE, one cuBLAS) and a workspace buffer are created on first use and cached;
 // each matrix caches its own cuSPARSE descriptor, each dense operand its vector and matrix
-// descriptors. Every CUDA, cuSPARSE and cuBLAS status is checked and turned into ember::Error.
-// Calls are serialised by one mutex (a cuSPARSE handle must not be used by two threads at once).
+// descriptors. Calls are serialised by one mutex (a cuSPARSE handle must not be used by two
+// threads at once).
 //
-// Only built with the CUDA backend: include it and call it under #ifdef EMBER_HAS_CUDA.
+// Only built with the CUDA backend (the static library ember_sparse_cuda_study, study.cmake):
+// include it and call it under #ifdef EMBER_HAS_CUDA.
 #pragma once
 #ifdef EMBER_HAS_CUDA
 #include <cstddef>
@@ -20,7 +27,7 @@
 #include "framework/tensor.h"
 #include "ops/sparse/csr.h"
 
-namespace ember::sparse::cuda {
+namespace ember::sparse_cuda_study {
 
 // True when a GPU can be used. Any CUDA error (no driver, no device) means false; never throws,
 // and touches CUDA only when called.
@@ -110,5 +117,5 @@ class EventTimer {
   void* stop_ = nullptr;
 };
 
-}  // namespace ember::sparse::cuda
+}  // namespace ember::sparse_cuda_study
 #endif  // EMBER_HAS_CUDA
