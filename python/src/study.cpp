@@ -32,12 +32,13 @@ void bind_study(nb::module_& m) {
   m.def("register_study_kernels", [](std::optional<bool> cuda) {
     matmul_study::register_matmul_study_kernels();
     attention_study::register_attention_study_kernels();
-    if (cuda.value_or(cuda_available())) register_cuda_study_kernels();
+    // Asked only when the caller did not say: cuda_available() opens the CUDA backend where it exists.
+    if (cuda.has_value() ? *cuda : cuda_available()) register_cuda_study_kernels();
   }, nb::arg("cuda") = nb::none(),
      "Adds the studies' kernels to the ops as named variants: on the CPU, matmul's \"naive\", \"ikj\" and "
      "\"blocked\" (ember.matmul(a, b, impl=...)) and attention's \"standard\" and \"flash\", the paper's "
      "Algorithms 0 and 1 (ember.attention(..., impl=...), GPT2.attention); on CUDA tensors, matmul's "
-     "\"naive\", \"tiled\" (MatmulOptions tile 4/8/16/32), \"register_tiled\" and \"register_tiled_db\". "
+     "\"naive\", \"tiled\" (ember.matmul(..., tile=4, 8, 16 or 32)), \"register_tiled\" and \"register_tiled_db\". "
      "cuda: None adds the CUDA ones when a GPU is usable (ember.cuda.is_available()), True always (an "
      "ember.Error where this Ember was built without CUDA; registering needs no GPU), False never. Once per "
      "process; later calls do nothing.");
