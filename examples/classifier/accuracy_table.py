@@ -20,7 +20,11 @@ def main(root):
         metrics = os.path.join(folder, "metrics.json")
         if not os.path.isfile(metrics):
             continue
-        with open(os.path.join(folder, "options.txt")) as f:
+        options_file = os.path.join(folder, "options.txt")
+        if not os.path.isfile(options_file):
+            sys.exit(f"accuracy_table: {folder} has metrics.json but no options.txt (the options it ran with); "
+                     "expected the folders that `scripts/bench_reports.sh DIR classifier_90` writes")
+        with open(options_file) as f:
             options = f.read().split()
         with open(metrics) as f:
             m = json.load(f)

@@ -49,6 +49,14 @@ class AccuracyTable(unittest.TestCase):
         out = self.run_script(root).stdout
         self.assertIn("| `--epochs 20` | 0 / 1 | 89.86% / 89.69% | 15-17 s |", out)
 
+    def test_a_run_without_its_options_is_refused(self):
+        root = tempfile.mkdtemp()
+        self.folder(root, "00", "", 0, 0.8908, 7.84)
+        os.remove(os.path.join(root, "00", "options.txt"))
+        r = self.run_script(root)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("no options.txt", r.stderr)
+
     def test_an_empty_folder_is_refused(self):
         r = self.run_script(tempfile.mkdtemp())
         self.assertNotEqual(r.returncode, 0)
