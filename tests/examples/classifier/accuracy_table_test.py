@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """examples/classifier/accuracy_table.py on synthetic run folders: runs that differ only in --seed
 share a row (seeds in order, their accuracies beside them, the time as a range), other options get
-rows of their own in folder order, and an empty folder is refused."""
+rows of their own in folder order, and a run without its options.txt or an empty folder is refused."""
 import json
 import os
 import subprocess
