@@ -12,6 +12,7 @@
 #include <ctime>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -81,6 +82,38 @@ Timing measure(F&& f, const Options& opt = {}) {
   t.max_s = *std::max_element(t.samples_s.begin(), t.samples_s.end());
   t.repeats = int(t.samples_s.size());
   return t;
+}
+
+// Times several functions in turns: each warmed up, then one run of each per round, so that a slow
+// phase of a shared machine (a neighbour's burst lasts seconds) falls on all of them alike and their
+// ratio stays meaningful. opt.max_seconds caps the whole set's timed seconds.
+inline std::vector<Timing> measure_interleaved(const std::vector<std::function<void()>>& fs, const Options& opt = {}) {
+  for (const auto& f : fs)
+    for (int i = 0; i < opt.warmup; ++i) f();
+  std::vector<Timing> ts(fs.size());
+  std::vector<std::vector<double>> cpu(fs.size());
+  double total = 0;
+  for (int r = 0; r < opt.repeats; ++r) {
+    for (size_t i = 0; i < fs.size(); ++i) {
+      double c0 = process_cpu_s(), t0 = now_s();
+      fs[i]();
+      double dt = now_s() - t0;
+      cpu[i].push_back(process_cpu_s() - c0);
+      ts[i].samples_s.push_back(dt);
+      total += dt;
+    }
+    if (r + 1 >= opt.min_repeats && total > opt.max_seconds) break;
+  }
+  for (size_t i = 0; i < fs.size(); ++i) {
+    Timing& t = ts[i];
+    if (t.samples_s.empty()) continue;
+    t.median_s = median(t.samples_s);
+    t.cpu_median_s = median(cpu[i]);
+    t.min_s = *std::min_element(t.samples_s.begin(), t.samples_s.end());
+    t.max_s = *std::max_element(t.samples_s.begin(), t.samples_s.end());
+    t.repeats = int(t.samples_s.size());
+  }
+  return ts;
 }
 
 inline nlohmann::json to_json(const Timing& t) {

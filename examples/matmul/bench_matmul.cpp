@@ -3,12 +3,14 @@
 // Square products n x n x n for --sizes, and the GPT-2 (small) products of a 64-token step.
 #include <cxxopts.hpp>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "examples/common/cli_flags.h"
 #include "examples/common/cli_lists.h"
 #include "examples/common/openblas_core.h"
+#include "examples/common/peer_python.h"
 #include "examples/matmul/matmul_bench.h"
 #include "ops/matmul/cpu/kernels.h"
 
@@ -32,25 +34,34 @@ void print_table(const std::vector<Result>& results, const std::vector<std::stri
   std::vector<std::string> labels;
   for (const Result& r : results)
     if (labels.empty() || labels.back() != r.shape.label) labels.push_back(r.shape.label);
-  bool ratio = std::count(variants.begin(), variants.end(), "packed") && std::count(variants.begin(), variants.end(), "blas");
+  auto has = [&](const char* v) { return std::count(variants.begin(), variants.end(), v) > 0; };
+  // Ember's packed kernel as a share of each peer measured beside it.
+  std::vector<std::string> peers;
+  for (const char* p : {"blas", "mkl"})
+    if (has("packed") && has(p)) peers.push_back(p);
   std::cout << "GFLOP/s (median)\n" << std::string(28, ' ');
   for (const std::string& v : variants) std::cout << bench::cell(v, 10);
-  if (ratio) std::cout << bench::cell("packed/blas", 13);
+  for (const std::string& p : peers) std::cout << bench::cell("packed/" + p, 13);
   std::cout << "\n";
   for (const std::string& l : labels) {
     std::cout << l << std::string(size_t(std::max(0, 28 - int(l.size()))), ' ');
-    double packed = 0, blas = 0;
+    std::map<std::string, double> g;
     for (const std::string& v : variants)
       for (const Result& r : results)
         if (r.shape.label == l && r.variant == v) {
           if (!r.note.empty() && r.gflops == 0) std::cout << bench::cell(r.note.rfind("FAILED", 0) == 0 ? "FAILED" : "-", 10);
           else std::cout << bench::cell(r.gflops, 10);
-          if (v == "packed") packed = r.gflops;
-          if (v == "blas") blas = r.gflops;
+          g[v] = r.gflops;
         }
-    if (ratio) std::cout << (blas > 0 ? bench::cell(100 * packed / blas, 12, 0) + "%" : bench::cell("-", 13));
+    for (const std::string& p : peers)
+      std::cout << (g[p] > 0 ? bench::cell(100 * g["packed"] / g[p], 12, 0) + "%" : bench::cell("-", 13));
     std::cout << "\n";
   }
+  for (const Result& r : results)
+    if (r.variant == "mkl" && r.note.rfind("skipped", 0) == 0) {
+      std::cout << "mkl " << r.note << "\n";
+      break;
+    }
   int noisy = 0;
   for (const Result& r : results) {
     if (r.note.rfind("FAILED", 0) == 0) std::cout << "  " << r.shape.label << " " << r.variant << ": " << r.note << "\n";
@@ -83,7 +94,8 @@ int main(int argc, char** argv) {
       ("sizes", "square sizes n (n x n @ n x n), comma-separated", cxxopts::value<std::string>()->default_value("64,128,256,512,1024,2048"))
       ("shapes", "extra products MxKxN (M x K @ K x N), comma-separated, e.g. 128x784x256", cxxopts::value<std::string>()->default_value(""))
       ("gpt2-tokens", "rows of the GPT-2 products (0: skip them)", cxxopts::value<int64_t>()->default_value("64"))
-      ("variants", "comma-separated; cpu: naive,ikj,blocked,packed,auto,blas (any registered CPU variant)", cxxopts::value<std::string>()->default_value(""))
+      ("variants", "comma-separated; cpu: naive,ikj,blocked,packed,auto,blas (any registered CPU variant), and mkl (the MKL of --python's torch, called in this process). The variants of one shape are timed in turns, one run each per round", cxxopts::value<std::string>()->default_value(""))
+      ("python", "the peer's Python, whose torch provides the mkl variant", cxxopts::value<std::string>()->default_value(ember::bench::peer::default_python()))
       ("dtype", "float32 or float64", cxxopts::value<std::string>()->default_value("float32"))
       ("warmup", "untimed runs per variant and shape", cxxopts::value<int>()->default_value("2"))
       ("repeats", "timed runs (the median is reported)", cxxopts::value<int>()->default_value("7"))
@@ -153,6 +165,7 @@ int main(int argc, char** argv) {
     cfg.fma_units = ember::cli::flag<int>(args, "fma-units", 1, 16);
     cfg.seed = args["seed"].as<uint64_t>();
     cfg.wait_quiet_s = ember::cli::flag<double>(args, "wait-quiet", 0, 3600);
+    cfg.python = args["python"].as<std::string>();
 
     nlohmann::json machine = backend->describe ? backend->describe(cfg) : nlohmann::json::object();
     for (auto& [k, v] : machine.items()) std::cout << k << ": " << (v.is_string() ? v.get<std::string>() : v.dump()) << "\n";

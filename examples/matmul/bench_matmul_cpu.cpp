@@ -1,13 +1,18 @@
 // The CPU back-end of bench_matmul: every CPU variant registered with matmul (the library's packed
 // kernel and OpenBLAS peer, the study's naive, ikj and blocked) on the same buffers, each
 // validated on sampled entries before it is timed.
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <cstdlib>
+#include <chrono>
 #include <map>
+#include <thread>
 
 #include "ember.h"
 #include "examples/common/progress_bar.h"
 #include "examples/matmul/matmul_bench.h"
+#include "examples/matmul/mkl_peer.h"
 #include "framework/parallel.h"
 #include "examples/matmul/study/study_kernels.h"
 #include "ops/matmul/cpu/kernels.h"
@@ -19,13 +24,26 @@ namespace {
 using Kernel = Matmul2dKernel;
 
 // Every CPU variant registered with matmul (the library's, the study's, any other), timed as the
-// 2-D kernel itself, and "auto", the library's own choice per shape.
-std::map<std::string, Kernel> cpu_kernels() {
+// 2-D kernel itself, and "auto", the library's own choice per shape. "mkl", when asked for, is
+// registered here first from the peer's torch (mkl_peer.h); `mkl_note` says why it could not be.
+std::map<std::string, Kernel> cpu_kernels(const Config& cfg, std::string* mkl_note) {
   matmul_study::register_matmul_study_kernels();
+  if (std::count(cfg.variants.begin(), cfg.variants.end(), "mkl")) {
+    const MklPeer& mkl = mkl_from_python(cfg.python);
+    static bool registered = false;
+    if (mkl.ok() && !registered) register_matmul_variant("mkl", mkl_gemm), registered = true;
+    if (!mkl.ok()) *mkl_note = "skipped: " + mkl.error;
+  }
   std::map<std::string, Kernel> out{{"auto", matmul_cpu_kernel("")}};
   for (const std::string& v : matmul_variants(Device::CPU)) out[v] = matmul_cpu_kernel(v);
   return out;
 }
+
+// How long OpenBLAS's idle threads spin before they sleep: its THREAD_TIMEOUT, 2^28 cycles, is
+// about 0.1 s at 2-3 GHz.
+constexpr int kOpenBlasSpinMs = 300;
+// ... and OpenMP's (libgomp's default GOMP_SPINCOUNT, a few milliseconds), before OpenBLAS's turn.
+constexpr int kOpenMpSpinMs = 50;
 
 int vector_bytes(cpu::CpuIsa isa) { return isa == cpu::CpuIsa::Avx512 ? 64 : isa == cpu::CpuIsa::Avx2 ? 32 : 16; }
 
@@ -53,6 +71,11 @@ nlohmann::json describe_cpu(const Config& cfg) {
                                               " lanes x 2 (FMA) x ", cfg.fma_units, " FMA units")
                                         : std::string("not known on this VM (no cpufreq cpuinfo_max_freq)")},
                       {"blas", cpu::blas_available() ? cpu::blas_description() : "OpenBLAS not installed"}};
+  if (std::count(cfg.variants.begin(), cfg.variants.end(), "mkl")) {
+    const MklPeer& mkl = mkl_from_python(cfg.python);
+    j["mkl"] = mkl.ok() ? nlohmann::json{{"library", mkl.library}, {"version", mkl.version}, {"threads", threads}}
+                        : nlohmann::json{{"error", mkl.error}};
+  }
   for (const char* var : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"})
     if (const char* v = std::getenv(var)) j["env"][var] = v;
   return j;
@@ -65,42 +88,81 @@ std::vector<Result> run_typed(const Config& cfg) {
   omp_set_num_threads(threads);
 #endif
   cpu::blas_set_threads(threads);
-  std::map<std::string, Kernel> kernels = cpu_kernels();
+  std::string mkl_note;
+  std::map<std::string, Kernel> kernels = cpu_kernels(cfg, &mkl_note);
+  mkl_set_threads(threads);
   for (const std::string& v : cfg.variants) {
     std::string known;
     for (const auto& [name, kern] : kernels) known += (known.empty() ? "" : ", ") + name;
-    EMBER_CHECK(kernels.count(v), "bench_matmul: unknown CPU variant '", v, "' (registered: ", known, ")");
+    EMBER_CHECK(kernels.count(v) || (v == "mkl" && !mkl_note.empty()), "bench_matmul: unknown CPU variant '", v,
+                "' (registered: ", known, ", and mkl from the peer's torch)");
   }
   std::vector<Result> out;
-  ember::examples::ProgressBar progress("cpu", int(cfg.cases.size() * cfg.variants.size()), true, stderr, "runs");
+  ember::examples::ProgressBar progress("cpu", int(cfg.cases.size()), true, stderr, "shapes");
   Generator gen(cfg.seed);
   for (const Case& s : cfg.cases) {
     Tensor a = normal({s.m, s.k}, 0, 1, dtype_of<T>::value, &gen), b = normal({s.k, s.n}, 0, 1, dtype_of<T>::value, &gen);
-    Tensor c = empty({s.m, s.n}, dtype_of<T>::value);
-    GemmArgs g{s.m, s.n, s.k, a.raw_data(), s.k, 1, b.raw_data(), s.n, 1, c.raw_data(), s.n, dtype_of<T>::value};
-    for (const std::string& v : cfg.variants) {
-      Result r{"cpu", v, s};
+    // One output per variant, so that each is validated on its own result and none writes the
+    // buffer another is checked on.
+    std::vector<Result> rs;
+    std::vector<Tensor> cs;
+    // Validates variant v; returns the call to time, or nothing (rs.back().note says why).
+    auto prepare = [&](const std::string& v) -> std::function<void()> {
+      rs.push_back(Result{"cpu", v, s});
+      Result& r = rs.back();
+      cs.push_back(empty({s.m, s.n}, dtype_of<T>::value));
+      Tensor& c = cs.back();
       if (v == "naive" && std::max({s.m, s.n, s.k}) > cfg.naive_max) {
         r.note = str("skipped: a dim > --naive-max ", cfg.naive_max);
       } else if (v == "blas" && !cpu::blas_available()) {
         r.note = "skipped: OpenBLAS is not installed";
+      } else if (v == "mkl" && !mkl_note.empty()) {
+        r.note = mkl_note;
       } else {
         const Kernel& kern = kernels.at(v);
+        GemmArgs g{s.m, s.n, s.k, a.raw_data(), s.k, 1, b.raw_data(), s.n, 1, c.raw_data(), s.n, dtype_of<T>::value};
         c.zero_();
         kern(g);
         r.max_rel_err = sampled_rel_err<T>(s, a.data<T>(), b.data<T>(), c.data<T>());
         double tol = std::is_same_v<T, float> ? 1e-4 : 1e-12;
-        if (!(r.max_rel_err <= tol)) {
-          r.note = str("FAILED validation: relative error ", r.max_rel_err, " > ", tol);
-        } else {
-          if (cfg.wait_quiet_s > 0) r.idle_before = bench::wait_for_quiet(cfg.wait_quiet_s);
-          r.timing = bench::measure([&] { kern(g); }, cfg.timing);
-          r.gflops = s.flops() / r.timing.median_s * 1e-9;
-        }
+        if (r.max_rel_err <= tol) return [kern, g] { kern(g); };
+        r.note = str("FAILED validation: relative error ", r.max_rel_err, " > ", tol);
       }
-      out.push_back(r);
-      progress.step(s.label + " " + v);
+      return {};
+    };
+    auto record = [&](size_t i, const bench::Timing& t, double idle) {
+      rs[i].timing = t;
+      rs[i].idle_before = idle;
+      rs[i].gflops = s.flops() / t.median_s * 1e-9;
+    };
+    // The variants of one shape are timed in turns, one run of each per round (bench.h), except
+    // OpenBLAS. Its own threads (not OpenMP's) spin for a while after each call and, on 2 cores,
+    // made whichever kernel ran next 5-15x slower, and OpenMP's spinning after Ember's and MKL's
+    // turns slowed it as much: it is checked and timed on its own after the others, once OpenMP's
+    // threads sleep, and the next shape waits until OpenBLAS's have gone to sleep too.
+    std::vector<std::function<void()>> in_turns;
+    std::vector<size_t> turns_index;
+    for (const std::string& v : cfg.variants)
+      if (v != "blas")
+        if (auto f = prepare(v)) in_turns.push_back(f), turns_index.push_back(rs.size() - 1);
+    double idle = cfg.wait_quiet_s > 0 ? bench::wait_for_quiet(cfg.wait_quiet_s) : -1;
+    std::vector<bench::Timing> ts = bench::measure_interleaved(in_turns, cfg.timing);
+    for (size_t i = 0; i < ts.size(); ++i) record(turns_index[i], ts[i], idle);
+    if (std::count(cfg.variants.begin(), cfg.variants.end(), "blas")) {
+      if (threads > 1) std::this_thread::sleep_for(std::chrono::milliseconds(kOpenMpSpinMs));
+      if (auto f = prepare("blas")) {
+        record(rs.size() - 1, bench::measure(f, cfg.timing), idle);
+        if (threads > 1) std::this_thread::sleep_for(std::chrono::milliseconds(kOpenBlasSpinMs));
+      }
     }
+    // Back in the order of --variants.
+    std::vector<Result> ordered;
+    for (const std::string& v : cfg.variants)
+      for (const Result& r : rs)
+        if (r.variant == v) ordered.push_back(r);
+    rs = ordered;
+    out.insert(out.end(), rs.begin(), rs.end());
+    progress.step(s.label);
   }
   progress.finish();
   return out;

@@ -30,6 +30,7 @@ struct Config {
   int fma_units = 2;        // FMA pipes per core, for the theoretical peak (2 on Zen 4/5, Skylake-SP)
   uint64_t seed = 1;
   double wait_quiet_s = 0;  // before each measurement, wait up to this long for idle CPUs
+  std::string python;       // the peer's Python, whose torch provides the "mkl" variant (mkl_peer.h)
 };
 
 struct Result {

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """scripts/summary_table.py on a synthetic results folder: ratios point the right way for times
-and rates, a missing peer is "not measured", and --compact puts thread counts side by side."""
+and rates, a missing peer is "not measured", MKL timed in bench_matmul's process is preferred to
+torch.mm timed apart, and --compact puts thread counts side by side."""
 import json
 import os
 import subprocess
@@ -49,6 +50,14 @@ class SummaryTable(unittest.TestCase):
         out = self.run_script()
         self.assertIn("| sgemm n=256 | 2 | 100.0 GFLOP/s | not measured | torch.mm (MKL) | - |", out)
         self.assertIn("| MLP 784-256-128-10, one epoch | 1 | not measured | not measured |", out)
+
+    def test_in_process_mkl_replaces_torch_mm(self):
+        write(f"{self.dir}/matmul_t1.json", {"results": [
+            {"variant": "packed", "label": "n=256", "m": 256, "k": 256, "n": 256, "gflops": 50.0},
+            {"variant": "mkl", "label": "n=256", "m": 256, "k": 256, "n": 256, "gflops": 100.0}]})
+        out = self.run_script()
+        self.assertIn("| sgemm n=256 | 1 | 50.0 GFLOP/s | 100.0 GFLOP/s | MKL (torch's, same process) | 0.50x |", out)
+        self.assertNotIn("| sgemm n=256 | 1 | 50.0 GFLOP/s | 40.0 GFLOP/s | torch.mm (MKL)", out)
 
     def test_compact_puts_threads_side_by_side(self):
         out = self.run_script("--compact")

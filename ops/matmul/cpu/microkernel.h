@@ -9,6 +9,7 @@
 // one with target("avx2,fma") to ymm FMAs, and into a plain function to SSE2 (or generic) code.
 // `acc += a * b` becomes a fused multiply-add under GCC's default -ffp-contract=fast (gnu++17).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 namespace ember::cpu::micro {
@@ -20,10 +21,17 @@ struct Vec {
   typedef T type __attribute__((vector_size(W * sizeof(T)), aligned(sizeof(T)), may_alias));
 };
 
-// MR rows, NV vectors of W lanes per row: NR = NV * W columns.
+// MR rows, NV vectors of W lanes per row: NR = NV * W columns. Row p of the B sliver is at
+// bp + p * b_rs: NR for a packed sliver, B's own row stride when B is read where it lies (the
+// unpacked path of packed.cpp). During the first pf_rows steps, step p also asks the memory system
+// for row p of another sliver at pf (same stride): the caller's way of fetching, a little per call,
+// the B rows it will need next, which lie a row apart (often a page apart) where the hardware
+// prefetchers do not follow.
 template <class T, int W, int MR, int NV>
-__attribute__((always_inline)) inline void kernel_body(int64_t kc, const T* __restrict ap, const T* __restrict bp,
-                                                       T* __restrict c, int64_t c_rs, bool accumulate) {
+__attribute__((always_inline)) inline void kernel_body_strided(int64_t kc, const T* __restrict ap,
+                                                               const T* __restrict bp, int64_t b_rs, T* __restrict c,
+                                                               int64_t c_rs, bool accumulate, const T* pf = nullptr,
+                                                               int64_t pf_rows = 0) {
   using V = typename Vec<T, W>::type;
   constexpr int NR = NV * W;
   V acc[MR][NV];
@@ -32,7 +40,7 @@ __attribute__((always_inline)) inline void kernel_body(int64_t kc, const T* __re
     // C is read (or written) only after the k loop: start fetching its lines now.
     for (int j = 0; j < NR * int(sizeof(T)); j += 64) __builtin_prefetch(reinterpret_cast<const char*>(c + i * c_rs) + j, 1);
   }
-  for (int64_t p = 0; p < kc; ++p) {
+  auto step = [&]() __attribute__((always_inline)) {
     V b[NV];
     for (int j = 0; j < NV; ++j) b[j] = *reinterpret_cast<const V*>(bp + j * W);
     for (int i = 0; i < MR; ++i) {
@@ -40,13 +48,27 @@ __attribute__((always_inline)) inline void kernel_body(int64_t kc, const T* __re
       for (int j = 0; j < NV; ++j) acc[i][j] += a * b[j];
     }
     ap += MR;
-    bp += NR;
+    bp += b_rs;
+  };
+  int64_t p = 0;
+  for (const int64_t pe = pf ? std::min(kc, pf_rows) : 0; p < pe; ++p) {
+    for (int j = 0; j < NR * int(sizeof(T)); j += 64) __builtin_prefetch(reinterpret_cast<const char*>(pf) + j, 0, 3);
+    pf += b_rs;
+    step();
   }
+  for (; p < kc; ++p) step();
   for (int i = 0; i < MR; ++i)
     for (int j = 0; j < NV; ++j) {
       V* dst = reinterpret_cast<V*>(c + i * c_rs + j * W);
       *dst = accumulate ? *dst + acc[i][j] : acc[i][j];
     }
+}
+
+// The packed sliver (rows NR apart, a constant the compiler folds into the addressing).
+template <class T, int W, int MR, int NV>
+__attribute__((always_inline)) inline void kernel_body(int64_t kc, const T* __restrict ap, const T* __restrict bp,
+                                                       T* __restrict c, int64_t c_rs, bool accumulate) {
+  kernel_body_strided<T, W, MR, NV>(kc, ap, bp, NV * W, c, c_rs, accumulate);
 }
 
 }  // namespace ember::cpu::micro

@@ -17,18 +17,38 @@ __attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f32(int64_t kc,
                                                                     float* c, int64_t rs, bool acc) {
   micro::kernel_body<float, 16, 6, 4>(kc, a, b, c, rs, acc);
 }
+__attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f32_sb(int64_t kc, const float* a, const float* b,
+                                                                        int64_t b_rs, float* c, int64_t rs, bool acc,
+                                                                        const float* pf, int64_t pf_rows) {
+  micro::kernel_body_strided<float, 16, 6, 4>(kc, a, b, b_rs, c, rs, acc, pf, pf_rows);
+}
 __attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f64(int64_t kc, const double* a, const double* b,
                                                                     double* c, int64_t rs, bool acc) {
   micro::kernel_body<double, 8, 6, 4>(kc, a, b, c, rs, acc);
+}
+__attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f64_sb(int64_t kc, const double* a, const double* b,
+                                                                        int64_t b_rs, double* c, int64_t rs, bool acc,
+                                                                        const double* pf, int64_t pf_rows) {
+  micro::kernel_body_strided<double, 8, 6, 4>(kc, a, b, b_rs, c, rs, acc, pf, pf_rows);
 }
 // AVX2: 16 ymm registers. 6 x 2 vectors = 12 accumulators + 2 for B + 1 broadcast.
 __attribute__((target("avx2,fma"))) void avx2_f32(int64_t kc, const float* a, const float* b, float* c, int64_t rs,
                                                   bool acc) {
   micro::kernel_body<float, 8, 6, 2>(kc, a, b, c, rs, acc);
 }
+__attribute__((target("avx2,fma"))) void avx2_f32_sb(int64_t kc, const float* a, const float* b,
+                                                     int64_t b_rs, float* c, int64_t rs, bool acc,
+                                                     const float* pf, int64_t pf_rows) {
+  micro::kernel_body_strided<float, 8, 6, 2>(kc, a, b, b_rs, c, rs, acc, pf, pf_rows);
+}
 __attribute__((target("avx2,fma"))) void avx2_f64(int64_t kc, const double* a, const double* b, double* c,
                                                   int64_t rs, bool acc) {
   micro::kernel_body<double, 4, 6, 2>(kc, a, b, c, rs, acc);
+}
+__attribute__((target("avx2,fma"))) void avx2_f64_sb(int64_t kc, const double* a, const double* b,
+                                                     int64_t b_rs, double* c, int64_t rs, bool acc,
+                                                     const double* pf, int64_t pf_rows) {
+  micro::kernel_body_strided<double, 4, 6, 2>(kc, a, b, b_rs, c, rs, acc, pf, pf_rows);
 }
 #endif
 
@@ -36,8 +56,18 @@ __attribute__((target("avx2,fma"))) void avx2_f64(int64_t kc, const double* a, c
 void portable_f32(int64_t kc, const float* a, const float* b, float* c, int64_t rs, bool acc) {
   micro::kernel_body<float, 4, 4, 2>(kc, a, b, c, rs, acc);
 }
+void portable_f32_sb(int64_t kc, const float* a, const float* b,
+                     int64_t b_rs, float* c, int64_t rs, bool acc,
+                     const float* pf, int64_t pf_rows) {
+  micro::kernel_body_strided<float, 4, 4, 2>(kc, a, b, b_rs, c, rs, acc, pf, pf_rows);
+}
 void portable_f64(int64_t kc, const double* a, const double* b, double* c, int64_t rs, bool acc) {
   micro::kernel_body<double, 2, 4, 2>(kc, a, b, c, rs, acc);
+}
+void portable_f64_sb(int64_t kc, const double* a, const double* b,
+                     int64_t b_rs, double* c, int64_t rs, bool acc,
+                     const double* pf, int64_t pf_rows) {
+  micro::kernel_body_strided<double, 2, 4, 2>(kc, a, b, b_rs, c, rs, acc, pf, pf_rows);
 }
 
 CpuIsa detect() {
@@ -71,18 +101,18 @@ CpuIsa best_cpu_isa() {
 // The others keep the B sliver (256 x NR) in L1, as their vectors are narrower.
 PackedConfig<float> packed_config_f32(CpuIsa isa) {
 #ifdef EMBER_X86
-  if (isa == CpuIsa::Avx512) return {isa, 6, 64, 512, 192, 4096, avx512_f32};
-  if (isa == CpuIsa::Avx2) return {isa, 6, 16, 256, 288, 4096, avx2_f32};
+  if (isa == CpuIsa::Avx512) return {isa, 6, 64, 512, 192, 4096, avx512_f32, avx512_f32_sb};
+  if (isa == CpuIsa::Avx2) return {isa, 6, 16, 256, 288, 4096, avx2_f32, avx2_f32_sb};
 #endif
-  return {CpuIsa::Portable, 4, 8, 256, 128, 4096, portable_f32};
+  return {CpuIsa::Portable, 4, 8, 256, 128, 4096, portable_f32, portable_f32_sb};
 }
 
 PackedConfig<double> packed_config_f64(CpuIsa isa) {
 #ifdef EMBER_X86
-  if (isa == CpuIsa::Avx512) return {isa, 6, 32, 512, 96, 2048, avx512_f64};
-  if (isa == CpuIsa::Avx2) return {isa, 6, 8, 256, 144, 2048, avx2_f64};
+  if (isa == CpuIsa::Avx512) return {isa, 6, 32, 512, 96, 2048, avx512_f64, avx512_f64_sb};
+  if (isa == CpuIsa::Avx2) return {isa, 6, 8, 256, 144, 2048, avx2_f64, avx2_f64_sb};
 #endif
-  return {CpuIsa::Portable, 4, 4, 256, 64, 2048, portable_f64};
+  return {CpuIsa::Portable, 4, 4, 256, 64, 2048, portable_f64, portable_f64_sb};
 }
 
 }  // namespace ember::cpu

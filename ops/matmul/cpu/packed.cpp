@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <type_traits>
 
 #include "framework/parallel.h"
@@ -249,6 +250,94 @@ Grid thread_grid(int nt, int64_t mpanels, int64_t npanels) {
   return best;
 }
 
+// How far ahead of itself the first panel of A prefetches an unpacked B sliver, in rows (steps).
+constexpr int64_t kLookaheadRows = 16;
+
+// Threads pay off from about 128^3 multiply-adds (10 us on one core; waking a thread and two
+// barriers cost a few microseconds when the machine is quiet, much more when it is not).
+int threads_for(const GemmArgs& g) {
+#ifdef _OPENMP
+  if (!omp_in_parallel() && double(g.m) * double(g.n) * double(g.k) >= 2097152.0) return num_threads();
+#endif
+  (void)g;
+  return 1;
+}
+
+// C = A B for a product whose rows fit one block of A (m <= mc: GPT-2's layers at a prompt of
+// 64-192 tokens) and whose B is row-major. Each element of B is used only m times there, so packing
+// it (a read and a write of all of B, then a second read from L3, since B is megabytes) cost more
+// than the copy is worth; the micro-kernel reads B where it lies instead, sliver by sliver. A
+// sliver (kc rows of NR floats, 128 KiB for AVX-512) comes from memory on the first row panel of A,
+// which prefetches its rows ahead (one row per page, which the hardware prefetchers do not follow),
+// and from L2 on the others. Threads take disjoint ranges of slivers and pack A each for
+// themselves (m x k, small next to B), so they never wait for one another.
+template <class T>
+void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
+  const T* a = static_cast<const T*>(g.a);
+  const T* b = static_cast<const T*>(g.b);
+  T* c = static_cast<T*>(g.c);
+  const int MR = cfg.mr, NR = cfg.nr;
+  // A sliver's rows lie b_rs apart; where that stride is a multiple of 4 KiB (n = 1024, 3072, ...)
+  // they all fall into 1/64 of the L2's sets, and a sliver of 512 rows (2048 lines) evicts itself
+  // before its second use: such strides get a shorter kc (on the Xeon, 64 x 768 x 3072 went from
+  // 51-72% of MKL to 100-118%; NOTES.md).
+  const int64_t stride_bytes = g.b_rs * int64_t(sizeof(T));
+  const int64_t alias = std::gcd<int64_t>(stride_bytes, 4096);
+  const int64_t KC = std::min({cfg.kc, g.k, std::max<int64_t>(64, 128 * 4096 / std::max<int64_t>(alias, 1))});
+  const int64_t mpanels = (g.m + MR - 1) / MR, slivers = (g.n + NR - 1) / NR;
+  auto work = [&](int64_t s0, int64_t s1) {
+    T* ap = scratch<T>(1, size_t(mpanels * MR * KC + KC * NR));
+    T* edge_b = ap + mpanels * MR * KC;  // the last sliver, when it is narrower than NR, packed with zeros
+    for (int64_t pc = 0; pc < g.k; pc += KC) {
+      const int64_t kc = std::min(KC, g.k - pc);
+      const bool accumulate = pc > 0;
+      for (int64_t ip = 0; ip < mpanels; ++ip) pack_a_sliver(g, a, ip * MR, pc, kc, MR, ap + ip * MR * kc);
+      for (int64_t s = s0; s < s1; ++s) {
+        const int64_t j0 = s * NR, cols = std::min<int64_t>(NR, g.n - j0);
+        const T* bs = b + pc * g.b_rs + j0;
+        int64_t b_rs = g.b_rs;
+        if (cols < NR) {
+          for (int64_t p = 0; p < kc; ++p) {
+            for (int64_t j = 0; j < cols; ++j) edge_b[p * NR + j] = bs[p * g.b_rs + j];
+            for (int64_t j = cols; j < NR; ++j) edge_b[p * NR + j] = T(0);
+          }
+          bs = edge_b, b_rs = NR;
+        }
+        // Prefetching: the first panel of A reads the sliver a few rows ahead of itself (it may come
+        // from memory); the other panels fetch the next sliver's rows, a share each, so that it is
+        // in cache when its turn comes.
+        const bool next_full = s + 1 < s1 && (s + 2) * NR <= g.n;
+        const T* next = next_full ? bs + NR : nullptr;
+        const int64_t share = mpanels > 1 ? (kc + mpanels - 2) / (mpanels - 1) : 0;
+        for (int64_t ip = 0; ip < mpanels; ++ip) {
+          const int64_t i0 = ip * MR, rows = std::min<int64_t>(MR, g.m - i0);
+          const T* as = ap + ip * MR * kc;
+          const T* pf = nullptr;
+          int64_t pf_rows = 0;
+          if (ip == 0 && b_rs != NR) {
+            pf = bs + kLookaheadRows * b_rs, pf_rows = kc - kLookaheadRows;
+          } else if (ip > 0 && next) {
+            const int64_t r0 = (ip - 1) * share;
+            pf = next + r0 * b_rs, pf_rows = std::min(share, kc - r0);
+          }
+          T* cij = c + i0 * g.c_rs + j0;
+          if (rows == MR && cols == NR) {
+            cfg.kernel_strided_b(kc, as, bs, b_rs, cij, g.c_rs, accumulate, pf, pf_rows);
+            continue;
+          }
+          alignas(64) T edge[16 * 64];  // >= the largest MR x NR of any config
+          cfg.kernel_strided_b(kc, as, bs, b_rs, edge, NR, false, pf, pf_rows);
+          for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = 0; j < cols; ++j)
+              cij[i * g.c_rs + j] = accumulate ? cij[i * g.c_rs + j] + edge[i * NR + j] : edge[i * NR + j];
+        }
+      }
+    }
+  };
+  if (nt == 1) return work(0, slivers);
+  parallel_for(slivers, 1, work);
+}
+
 template <class T>
 void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
   const T* a = static_cast<const T*>(g.a);
@@ -259,12 +348,8 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
   const int64_t MC = std::min(cfg.mc, round_up(g.m, MR));
   const int64_t NC = std::min(cfg.nc, round_up(g.n, NR));
 
-  // Threads pay off from about 128^3 multiply-adds (10 us on one core; waking a thread and two
-  // barriers cost a few microseconds when the machine is quiet, much more when it is not).
-  int nt = 1;
-#ifdef _OPENMP
-  if (!omp_in_parallel() && double(g.m) * double(g.n) * double(g.k) >= 2097152.0) nt = num_threads();
-#endif
+  const int nt = threads_for(g);
+  if (g.b_cs == 1 && g.m <= cfg.mc) return packed_unpacked_b(g, cfg, nt);
   const int64_t mpanels_all = (g.m + MR - 1) / MR;
   const Grid grid = thread_grid(nt, mpanels_all, (NC + NR - 1) / NR);
   T* bp = scratch<T>(0, size_t(KC * NC));                // shared: the packed kc x nc block of B

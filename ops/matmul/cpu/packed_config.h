@@ -12,12 +12,19 @@ namespace ember::cpu {
 template <class T>
 using MicroKernel = void (*)(int64_t kc, const T* ap, const T* bp, T* c, int64_t c_rs, bool accumulate);
 
+// The same product with row p of the B sliver at bp + p * b_rs (B read where it lies, unpacked),
+// prefetching row p of the sliver at pf during the first pf_rows steps (microkernel.h).
+template <class T>
+using MicroKernelStridedB = void (*)(int64_t kc, const T* ap, const T* bp, int64_t b_rs, T* c, int64_t c_rs,
+                                     bool accumulate, const T* pf, int64_t pf_rows);
+
 template <class T>
 struct PackedConfig {
   CpuIsa isa;
   int mr, nr;
   int64_t kc, mc, nc;
   MicroKernel<T> kernel;
+  MicroKernelStridedB<T> kernel_strided_b;  // the same register block, B read unpacked (packed.cpp)
 };
 
 PackedConfig<float> packed_config_f32(CpuIsa isa);

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "cuda_test_util.h"
+#include "framework/parallel.h"
 #include "ops/matmul/cpu/kernels.h"
 #include "study_kernels.h"
 #include "test_util.h"
@@ -154,6 +155,34 @@ TEST_P(MatmulVariants, PackedEveryInstructionSet) {
       Tensor c = run_kernel(a, b, [&](const GemmArgs& g) { cpu::gemm_packed(g, cpu::CpuIsa(isa)); });
       EXPECT_TRUE(close_to(c, reference(a, b), dt)) << name(cpu::CpuIsa(isa)) << " " << m << "x" << k << "x" << n;
     }
+}
+
+// Products whose rows fit one block of A with a row-major B, which the packed kernel reads in place
+// (packed.cpp's unpacked-B path): rows that leave a ragged row panel, k over several kc blocks
+// (accumulating into C), a last sliver narrower than NR, row strides wider than the row, and row
+// strides of 4 KiB multiples (which shorten kc), on one thread and on all.
+TEST_P(MatmulVariants, PackedReadsRowMajorBInPlace) {
+  DType dt = GetParam();
+  struct Case {
+    int64_t m, k, n, row_stride;  // B is the first n columns of a k x row_stride matrix
+  };
+  const std::vector<Case> cases = {{4, 9, 5, 5},         {64, 768, 300, 300},  {64, 1100, 1000, 1024},
+                                   {190, 600, 130, 130}, {37, 1030, 70, 3072}, {96, 520, 2048, 2051}};
+  const int threads = num_threads();
+  for (int t : {1, threads}) {
+    set_num_threads(t);
+    for (int isa = 0; isa <= int(cpu::best_cpu_isa()); ++isa)
+      for (const Case& cs : cases) {
+        Tensor a = random({cs.m, cs.k}, 11).to(dt);
+        Tensor b = random({cs.k, cs.row_stride}, 12).to(dt).slice(1, 0, cs.n);
+        ASSERT_EQ(b.strides()[0], cs.row_stride);
+        Tensor c = run_kernel(a, b, [&](const GemmArgs& g) { cpu::gemm_packed(g, cpu::CpuIsa(isa)); });
+        EXPECT_TRUE(close_to(c, reference(a, b), dt))
+            << name(cpu::CpuIsa(isa)) << " threads " << t << " " << cs.m << "x" << cs.k << "x" << cs.n << " row stride "
+            << cs.row_stride;
+      }
+  }
+  set_num_threads(threads);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, MatmulVariants, ::testing::Values(DType::Float32, DType::Float64),
