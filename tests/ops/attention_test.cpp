@@ -587,9 +587,10 @@ TEST(Attention, ThreadsSharingAHeadAgree) {
 }
 
 TEST(Attention, Flash2MatchesTheCompositeOnAwkwardShapes) {
-  // The production kernel's blocks (96 queries x 256 keys forward, 96 keys x 128 queries backward,
-  // head dims padded to the micro-kernel's NR) against the composite float64 formula: N off every
-  // block multiple, d = 64, 128 and odd, causal and not, Nq < Nk, forward and all three gradients.
+  // The production kernel's blocks (up to 128 queries x 128 keys forward, one NR-key sliver x 96
+  // queries backward, head dims padded to the micro-kernel's MR) against the composite float64
+  // formula: N off every block multiple and past two blocks (300), d = 64, 128 and odd, causal and
+  // not, Nq < Nk, forward and all three gradients.
   struct S {
     Shape q, kv;
   };

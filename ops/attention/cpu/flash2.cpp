@@ -2,21 +2,29 @@
 // blocks Q_i (one task each, parallel over batch*head x query block); a task keeps O_i (unscaled),
 // its running row max m_i and sum l_i in a per-thread buffer of L1/L2 size across all key blocks
 // and normalises once at the end, so O is written once and never re-read from memory (Algorithm 1,
-// the study's examples/attention/study/flash.cpp, re-reads and re-writes O_i for every key block). Both block products, S = Q_i K_j^T
-// and O_i += P V_j, run on the packed GEMM's register micro-kernel (ops/matmul/cpu): K and V are
-// packed once per head into its B-sliver layout (so every query block reuses them), Q_i and P into
-// A slivers per block. Causal: key blocks past a query block's last visible key are never visited.
+// the study's examples/attention/study/flash.cpp, re-reads and re-writes O_i for every key block).
 //
-// The backward recomputes P from the saved log-sum-exp. Tasks are key blocks K_j, V_j (parallel
-// over batch*head x key block); a task holds dK_j and dV_j in a per-thread buffer across all query
-// blocks and computes, per query block, S^T = K_j Q_i^T, dP^T = V_j dO_i^T, P^T and dS^T, then
-// dV_j += P^T dO_i, dK_j += dS^T Q_i and dQ_i += dS K_j, the last into a per-thread dQ buffer for
-// the head that is added to dQ under a lock when the thread moves to another head. Five products
-// per block pair, all on the micro-kernel; Q, dO and K are packed once per head.
+// Both block products run on the packed GEMM's register micro-kernel (ops/matmul/cpu), and the
+// forward works on transposes so that neither P nor anything else is packed per block: it
+// computes S^T = K_j Q_i^T with K as A slivers and Q_i^T as one B sliver of NR queries, writing
+// the C tiles straight into the B-sliver layout (a row per key, NR queries along it); the softmax
+// then runs down the columns, NR queries per pass in vector registers, and O_i^T += V_j^T P^T reads
+// that tile in place as its B sliver (V^T packed once per head as A slivers). O_i^T is transposed
+// back once, at the end. Causal: key blocks past a query sliver's last visible key are never visited.
+//
+// The backward recomputes P from the saved log-sum-exp. Tasks are key slivers K_j, V_j (NR keys;
+// parallel over batch*head x key sliver); a task holds dK_j^T and dV_j^T across all query blocks
+// and computes, per query block, S = Q_i K_j^T and dP = dO_i V_j^T as tiles in the B-sliver layout
+// (a row per query), P and dS in place, then dV_j^T += dO_i^T P and dK_j^T += Q_i^T dS reading
+// those tiles as B slivers, and dQ_i += dS K_j, the one product that needs a packed copy (dS as A
+// slivers), into a per-thread dQ buffer for the head that is added to dQ under a lock when the
+// thread moves to another head. Five products per block pair, one packing; Q and dO (and their
+// transposes) are packed once per head, K_j and V_j once per task.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <vector>
 
 #include "framework/parallel.h"
 #include "framework/tensor.h"
@@ -49,14 +57,22 @@ int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
 // so pairing the two ends gives every thread about the same work.
 int64_t zigzag(int64_t i, int64_t n) { return i % 2 == 0 ? i / 2 : n - 1 - i / 2; }
 
-// A block of at most `most` rows, a multiple of `mr` and at least 4 * mr, that splits heads x n
+// Keys per block of the forward (rounded to MR): a block of S^T for one sliver of queries,
+// kForwardKeyBlock x NR floats (32 KiB with AVX-512's NR = 64), stays in L1 from the product that
+// writes it through the softmax's two passes to the product that reads it.
+constexpr int64_t kForwardKeyBlock = 128;
+// Queries per inner step of the backward (rounded to MR): its S, dP (bq x NR each) and dS's A
+// slivers stay in L1 and L2 between the two products that write them and the three that read them.
+constexpr int64_t kBackwardQueryBlock = 96;
+
+// A block of at most `most` rows and at least `least`, a multiple of `step`, that splits heads x n
 // rows into tasks the threads share most evenly (the largest share of rows, in whole tasks,
 // smallest; ties to the larger block, which re-reads K and V less often). With N = 1024 and two
 // threads, 96-row blocks make 11 tasks (6 against 5); 66-row blocks make 16.
-int64_t balanced_block(int64_t most, int mr, int64_t n, int64_t heads) {
+int64_t balanced_block(int64_t most, int64_t step, int64_t least, int64_t n, int64_t heads) {
   const int64_t threads = num_threads();
   int64_t best = most, best_rows = -1;
-  for (int64_t b = most; b >= 4 * mr; b -= mr) {
+  for (int64_t b = most; b >= least; b -= step) {
     const int64_t tasks = heads * ceil_div(n, b), rows = ceil_div(tasks, threads) * std::min(b, n);
     if (best_rows < 0 || rows < best_rows) best = b, best_rows = rows;
   }
@@ -89,15 +105,6 @@ void pack_as_a(const T* x, int64_t rows, int64_t rs, int64_t cs, int64_t r0, int
   for (int64_t s = 0; s < n_slivers; ++s) pack_a_sliver(g, x, r0 + s * mr, 0, kc, mr, dst + s * mr * kc);
 }
 
-// C (mp*MR x ns*NR, row stride ldc) (+)= A slivers [mp] x B slivers [ns], both packed with kc.
-template <class T>
-void block_product(const PackedConfig<T>& cfg, int64_t kc, const T* ap, int64_t mp, const T* bp, int64_t b_stride,
-                   int64_t ns, T* c, int64_t ldc, bool accumulate) {
-  for (int64_t s = 0; s < ns; ++s)
-    for (int64_t ip = 0; ip < mp; ++ip)
-      cfg.kernel(kc, ap + ip * cfg.mr * kc, bp + s * b_stride, c + ip * cfg.mr * ldc + s * cfg.nr, ldc, accumulate);
-}
-
 }  // namespace
 
 template <class T>
@@ -108,66 +115,69 @@ void flash2_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T*
   const PackedConfig<T>& cfg = config<T>();
   const Flash2Rows<T>& rows = flash2_rows<T>();
   const int MR = cfg.mr, NR = cfg.nr;
-  const int64_t d = pr.d, nq = pr.nq, nk = pr.nk, dp = round_up(d, NR), nkp = round_up(nk, NR);
-  const int64_t br = balanced_block(round_up(96, MR), MR, nq, pr.bh), bc = round_up(256, NR), tr = ceil_div(nq, br);
-  const int64_t kv = pr.kv_stride();
+  const int64_t d = pr.d, nq = pr.nq, nk = pr.nk, dm = round_up(d, MR), nkm = round_up(nk, MR);
+  const int64_t most = round_up(128, NR);
+  const int64_t bq = balanced_block(most, NR, std::min(most, round_up(64, NR)), nq, pr.bh), tr = ceil_div(nq, bq);
+  const int64_t bc = round_up(kForwardKeyBlock, MR), kv = pr.kv_stride();
 
-  // K as B^T slivers (kc = d) for S = Q K^T; V as B slivers (k over keys) for O += P V.
-  Tensor packed = empty({pr.bh * (nkp * d + dp * nk)}, dtype_of<T>::value);
-  T* kp_all = packed.data<T>();
-  T* vp_all = kp_all + pr.bh * nkp * d;
+  // Per head, K as A slivers (MR keys, kc = d) for S^T = K_j Q_i^T, and V^T as A slivers (MR head
+  // dimensions, k over keys) for O_i^T += V_j^T P_ij^T.
+  Tensor packed = empty({pr.bh * (nkm * d + dm * nk)}, dtype_of<T>::value);
+  T* ka_all = packed.data<T>();
+  T* va_all = ka_all + pr.bh * nkm * d;
   parallel_for(pr.bh, task_grain(4 * nk * d), [&](int64_t b, int64_t e) {
     for (int64_t h = b; h < e; ++h) {
-      pack_as_b(k + h * kv, nk, d, d, true, NR, kp_all + h * nkp * d);
-      pack_as_b(v + h * kv, nk, d, d, false, NR, vp_all + h * dp * nk);
+      pack_as_a(k + h * kv, nk, d, int64_t(1), int64_t(0), nkm / MR, d, MR, ka_all + h * nkm * d);
+      pack_as_a(v + h * kv, d, int64_t(1), d, int64_t(0), dm / MR, nk, MR, va_all + h * dm * nk);
     }
   });
 
-  const T neg_inf = -std::numeric_limits<T>::infinity();
-  parallel_for(pr.bh * tr, task_grain(4 * br * nk * d), [&](int64_t b, int64_t e) {
-    Tensor scratch = empty({br * d + 2 * br * bc + br * dp + 2 * br}, dtype_of<T>::value);
-    T* qa = scratch.data<T>();
-    T* s = qa + br * d;
-    T* pa = s + br * bc;
-    T* acc = pa + br * bc;
-    T* mrow = acc + br * dp;
-    T* lrow = mrow + br;
+  parallel_for(pr.bh * tr, task_grain(4 * bq * nk * d), [&](int64_t b, int64_t e) {
+    Tensor scratch = empty({bq * d + bq * bc + dm * bq + 3 * bq}, dtype_of<T>::value);
+    T* qb = scratch.data<T>();  // Q_i^T as B slivers, pre-scaled
+    T* pt = qb + bq * d;        // S^T, then P^T, as B slivers: sliver s at pt + s * bc * NR
+    T* acc = pt + bq * bc;      // O_i^T, unnormalised (dm x bq, row-major)
+    T* mrow = acc + dm * bq;
+    T* lrow = mrow + bq;
+    T* alpha = lrow + bq;
+    std::vector<int32_t> lim(static_cast<size_t>(NR));
     for (int64_t t = b; t < e; ++t) {
-      const int64_t h = t / tr, i0 = zigzag(t % tr, tr) * br, m = std::min(br, nq - i0), mp = ceil_div(m, MR);
-      const T* kp = kp_all + h * nkp * d;
-      const T* vp = vp_all + h * dp * nk;
-      pack_as_a(q + h * nq * d, nq, d, int64_t(1), i0, mp, d, MR, qa);
-      std::fill(acc, acc + mp * MR * dp, T(0));
-      std::fill(mrow, mrow + m, neg_inf);
-      std::fill(lrow, lrow + m, T(0));
-      const int64_t vis = pr.visible(i0 + m - 1);
-      for (int64_t j0 = 0; j0 < vis; j0 += bc) {
-        const int64_t n = std::min(bc, vis - j0), ns = ceil_div(n, NR);
-        block_product(cfg, d, qa, mp, kp + j0 * d, NR * d, ns, s, bc, false);
-        for (int64_t r = 0; r < m; ++r) {
-          T* srow = s + r * bc;
-          const int64_t jmax = std::clamp<int64_t>(pr.visible(i0 + r) - j0, 0, n);
-          if (jmax == 0) {  // sees none of this block (causal): contributes nothing
-            std::fill(srow, srow + ns * NR, T(0));
-            continue;
-          }
-          T m_new, sum;
-          rows.softmax_row(srow, jmax, ns * NR, pr.scale, mrow[r], &m_new, &sum);
-          // alpha is 0 on the first block (m = -inf).
-          const T alpha = attention_math::online_update(mrow[r], lrow[r], m_new, sum);
-          if (alpha != T(1)) {
-            T* arow = acc + r * dp;
-            for (int64_t c = 0; c < dp; ++c) arow[c] *= alpha;
-          }
+      const int64_t h = t / tr, i0 = zigzag(t % tr, tr) * bq, m = std::min(bq, nq - i0), ns = ceil_div(m, NR);
+      const T* ka = ka_all + h * nkm * d;
+      const T* va = va_all + h * dm * nk;
+      pack_as_b(q + (h * nq + i0) * d, m, d, d, true, NR, qb);
+      for (int64_t x = 0; x < ns * NR * d; ++x) qb[x] *= pr.scale;
+      std::fill(acc, acc + dm * bq, T(0));
+      std::fill(mrow, mrow + bq, -std::numeric_limits<T>::infinity());
+      std::fill(lrow, lrow + bq, T(0));
+      for (int64_t s = 0; s < ns; ++s) {
+        // The queries of this sliver see keys [0, vis); the first of them sees the fewest.
+        const int64_t q0 = i0 + s * NR, vis = pr.visible(std::min(q0 + NR, nq) - 1), vis_first = pr.visible(q0);
+        const T* qs = qb + s * NR * d;
+        T* ps = pt + s * bc * NR;
+        for (int64_t j0 = 0; j0 < vis; j0 += bc) {
+          const int64_t n = std::min(bc, vis - j0), kp = ceil_div(n, MR);
+          for (int64_t ip = 0; ip < kp; ++ip)
+            cfg.kernel(d, ka + (j0 + ip * MR) * d, qs, ps + ip * MR * NR, NR, false);
+          const bool masked = vis_first < j0 + n;
+          if (masked)
+            for (int c = 0; c < NR; ++c) lim[c] = int32_t(std::clamp<int64_t>(pr.visible(q0 + c) - j0, 0, n));
+          rows.softmax_cols(ps, n, NR, masked ? lim.data() : nullptr, mrow + s * NR, lrow + s * NR, alpha + s * NR);
+          if (j0 > 0)  // on the first block alpha is 0 and the accumulator still 0
+            for (int64_t r = 0; r < dm; ++r) {
+              T* arow = acc + r * bq + s * NR;
+              const T* al = alpha + s * NR;
+#pragma omp simd
+              for (int c = 0; c < NR; ++c) arow[c] *= al[c];
+            }
+          for (int64_t ip = 0; ip < dm / MR; ++ip)
+            cfg.kernel(n, va + ip * MR * nk + j0 * MR, ps, acc + ip * MR * bq + s * NR, bq, true);
         }
-        // Rows past m (padding of the last sliver) are zero queries: finite scores, never read.
-        pack_as_a(s, mp * MR, bc, int64_t(1), int64_t(0), mp, n, MR, pa);
-        block_product(cfg, n, pa, mp, vp + j0 * NR, NR * nk, dp / NR, acc, dp, true);
       }
       T* ob = o + (h * nq + i0) * d;
       for (int64_t r = 0; r < m; ++r) {
         const T inv = T(1) / lrow[r];
-        for (int64_t c = 0; c < d; ++c) ob[r * d + c] = acc[r * dp + c] * inv;
+        for (int64_t c = 0; c < d; ++c) ob[r * d + c] = acc[c * bq + r] * inv;
         lse[h * nq + i0 + r] = attention_math::online_lse(mrow[r], lrow[r]);
       }
     }
@@ -180,44 +190,44 @@ void flash2_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, c
   const PackedConfig<T>& cfg = config<T>();
   const Flash2Rows<T>& rows = flash2_rows<T>();
   const int MR = cfg.mr, NR = cfg.nr;
-  const int64_t d = pr.d, nq = pr.nq, nk = pr.nk, dp = round_up(d, NR), nqp = round_up(nq, NR);
-  // bk keys (A side, MR-multiple) per task, bq queries (B side, NR-multiple) per inner step.
-  const int64_t bk = balanced_block(round_up(96, MR), MR, nk, pr.bh), bq = round_up(128, NR), tc = ceil_div(nk, bk);
+  const int64_t d = pr.d, nq = pr.nq, nk = pr.nk, dm = round_up(d, MR), dp = round_up(d, NR),
+                nqm = round_up(nq, MR);
+  // A task is one B sliver of keys (NR of them); its query blocks are bq rows (an MR multiple).
+  const int64_t bq = round_up(kBackwardQueryBlock, MR), tc = ceil_div(nk, NR);
 
   Tensor dvec_t = empty({pr.bh * nq}, dtype_of<T>::value);
   T* dvec = dvec_t.data<T>();
   rowdot(pr.bh * nq, d, dout, o, dvec);
   std::fill(dq, dq + pr.bh * nq * d, T(0));
 
-  // Per head: Q and dO as B^T slivers (kc = d) for S^T = K Q^T and dP^T = V dO^T; Q, dO and K as
-  // B slivers (k over rows) for dK += dS^T Q, dV += P^T dO and dQ += dS K.
-  const int64_t per_head = 2 * nqp * d + 2 * dp * nq + dp * nk;
+  // Per head: Q and dO as A slivers (MR queries, kc = d) for S = Q_i K_j^T and dP = dO_i V_j^T,
+  // and Q^T and dO^T as A slivers (MR head dimensions, k over queries) for dK_j^T += Q_i^T dS and
+  // dV_j^T += dO_i^T P. Every key block reads them all.
+  const int64_t per_head = 2 * nqm * d + 2 * dm * nq;
   Tensor packed = empty({pr.bh * per_head}, dtype_of<T>::value);
   parallel_for(pr.bh, task_grain(8 * nq * d), [&](int64_t b, int64_t e) {
     for (int64_t h = b; h < e; ++h) {
       T* base = packed.data<T>() + h * per_head;
-      pack_as_b(q + h * nq * d, nq, d, d, true, NR, base);
-      pack_as_b(dout + h * nq * d, nq, d, d, true, NR, base + nqp * d);
-      pack_as_b(q + h * nq * d, nq, d, d, false, NR, base + 2 * nqp * d);
-      pack_as_b(dout + h * nq * d, nq, d, d, false, NR, base + 2 * nqp * d + dp * nq);
-      pack_as_b(k + h * nk * d, nk, d, d, false, NR, base + 2 * nqp * d + 2 * dp * nq);
+      const T *qh = q + h * nq * d, *doh = dout + h * nq * d;
+      pack_as_a(qh, nq, d, int64_t(1), int64_t(0), nqm / MR, d, MR, base);
+      pack_as_a(doh, nq, d, int64_t(1), int64_t(0), nqm / MR, d, MR, base + nqm * d);
+      pack_as_a(qh, d, int64_t(1), d, int64_t(0), dm / MR, nq, MR, base + 2 * nqm * d);
+      pack_as_a(doh, d, int64_t(1), d, int64_t(0), dm / MR, nq, MR, base + 2 * nqm * d + dm * nq);
     }
   });
 
   std::mutex dq_mutex;
-  parallel_for(pr.bh * tc, task_grain(8 * bk * nq * d), [&](int64_t b, int64_t e) {
-    Tensor scratch = empty({2 * bk * d + 4 * bk * bq + round_up(bq, MR) * bk + 2 * bk * dp + (nq + MR) * dp},
-                           dtype_of<T>::value);
-    T* ka = scratch.data<T>();
-    T* va = ka + bk * d;
-    T* st = va + bk * d;    // S^T, then P^T in place
-    T* dpt = st + bk * bq;  // dP^T, then dS^T in place
-    T* pa = dpt + bk * bq;  // P^T as A slivers
-    T* da = pa + bk * bq;   // dS^T as A slivers
-    T* dsa = da + bk * bq;  // dS as A slivers (bq rounded up to MR, x bk)
-    T* dk_acc = dsa + round_up(bq, MR) * bk;
-    T* dv_acc = dk_acc + bk * dp;
-    T* dq_acc = dv_acc + bk * dp;
+  parallel_for(pr.bh * tc, task_grain(8 * NR * nq * d), [&](int64_t b, int64_t e) {
+    Tensor scratch = empty({2 * NR * d + dp * NR + 3 * bq * NR + 2 * dm * NR + (nq + MR) * dp}, dtype_of<T>::value);
+    T* kt = scratch.data<T>();  // K_j^T and V_j^T as B slivers (kc = d)
+    T* vt = kt + NR * d;
+    T* kb = vt + NR * d;        // K_j as B slivers (k over keys) for dQ_i += dS K_j
+    T* sq = kb + dp * NR;       // S, then P: bq x NR, row-major (a B sliver over queries)
+    T* dps = sq + bq * NR;      // dP, then dS
+    T* dsa = dps + bq * NR;     // dS as A slivers (MR queries, k over keys)
+    T* dk_acc = dsa + bq * NR;  // dK_j^T and dV_j^T: dm x NR
+    T* dv_acc = dk_acc + dm * NR;
+    T* dq_acc = dv_acc + dm * NR;
     int64_t cur = -1, lo_row = nq;  // the head dq_acc holds, and its first touched row
     auto flush = [&] {
       if (cur < 0 || lo_row >= nq) return;
@@ -229,7 +239,7 @@ void flash2_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, c
       }
     };
     for (int64_t t = b; t < e; ++t) {
-      const int64_t h = t / tc, j0 = zigzag(t % tc, tc) * bk, n = std::min(bk, nk - j0), mp = ceil_div(n, MR);
+      const int64_t h = t / tc, j0 = zigzag(t % tc, tc) * NR, n = std::min<int64_t>(NR, nk - j0);
       if (h != cur) {
         flush();
         std::fill(dq_acc, dq_acc + (nq + MR) * dp, T(0));
@@ -237,36 +247,37 @@ void flash2_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, c
         lo_row = nq;
       }
       const T* base = packed.data<T>() + h * per_head;
-      const T *qt = base, *dot = base + nqp * d, *qb = base + 2 * nqp * d, *dob = qb + dp * nq, *kb = dob + dp * nq;
-      pack_as_a(k + h * nk * d, nk, d, int64_t(1), j0, mp, d, MR, ka);
-      pack_as_a(v + h * nk * d, nk, d, int64_t(1), j0, mp, d, MR, va);
-      std::fill(dk_acc, dk_acc + mp * MR * dp, T(0));
-      std::fill(dv_acc, dv_acc + mp * MR * dp, T(0));
+      const T *qa = base, *doa = base + nqm * d, *qta = base + 2 * nqm * d, *dota = qta + dm * nq;
+      pack_as_b(k + (h * nk + j0) * d, n, d, d, true, NR, kt);
+      pack_as_b(v + (h * nk + j0) * d, n, d, d, true, NR, vt);
+      pack_as_b(k + (h * nk + j0) * d, n, d, d, false, NR, kb);
+      std::fill(dk_acc, dk_acc + 2 * dm * NR, T(0));
       // Queries before the first one that sees key j0 contribute nothing (causal).
-      const int64_t i_first = pr.first_query(j0);
-      for (int64_t i0 = i_first / bq * bq; i0 < nq; i0 += bq) {
-        const int64_t m = std::min(bq, nq - i0), ns = ceil_div(m, NR), mq = ceil_div(m, MR);
-        block_product(cfg, d, ka, mp, qt + i0 * d, NR * d, ns, st, bq, false);
-        block_product(cfg, d, va, mp, dot + i0 * d, NR * d, ns, dpt, bq, false);
-        for (int64_t r = 0; r < mp * MR; ++r) {
-          // Key j0 + r is visible to queries i >= j0 + r - offset; padding keys to none.
-          int64_t lo = 0, hi = r < n ? m : 0;
-          if (pr.causal) lo = std::clamp<int64_t>(pr.first_query(j0 + r) - i0, 0, hi);
-          rows.grad_row(st + r * bq, dpt + r * bq, lo, hi, ns * NR, pr.scale, lse + h * nq + i0, dvec + h * nq + i0);
+      for (int64_t i0 = pr.first_query(j0) / MR * MR; i0 < nq; i0 += bq) {
+        const int64_t m = std::min(bq, nq - i0), mq = ceil_div(m, MR);
+        for (int64_t ip = 0; ip < mq; ++ip) {
+          cfg.kernel(d, qa + (i0 + ip * MR) * d, kt, sq + ip * MR * NR, NR, false);
+          cfg.kernel(d, doa + (i0 + ip * MR) * d, vt, dps + ip * MR * NR, NR, false);
         }
-        pack_as_a(st, mp * MR, bq, int64_t(1), int64_t(0), mp, m, MR, pa);
-        pack_as_a(dpt, mp * MR, bq, int64_t(1), int64_t(0), mp, m, MR, da);
-        block_product(cfg, m, pa, mp, dob + i0 * NR, NR * nq, dp / NR, dv_acc, dp, true);
-        block_product(cfg, m, da, mp, qb + i0 * NR, NR * nq, dp / NR, dk_acc, dp, true);
-        // dS (m x n) is the transpose of the dS^T block: A slivers read down its columns.
-        pack_as_a(dpt, m, int64_t(1), bq, int64_t(0), mq, n, MR, dsa);
-        block_product(cfg, n, dsa, mq, kb + j0 * NR, NR * nk, dp / NR, dq_acc + i0 * dp, dp, true);
+        for (int64_t r = 0; r < m; ++r) {
+          const int64_t i = h * nq + i0 + r, hi = std::clamp<int64_t>(pr.visible(i0 + r) - j0, 0, n);
+          rows.grad_row(sq + r * NR, dps + r * NR, hi, NR, pr.scale, lse[i], dvec[i]);
+        }
+        for (int64_t ip = 0; ip < dm / MR; ++ip) {
+          cfg.kernel(m, dota + ip * MR * nq + i0 * MR, sq, dv_acc + ip * MR * NR, NR, true);
+          cfg.kernel(m, qta + ip * MR * nq + i0 * MR, dps, dk_acc + ip * MR * NR, NR, true);
+        }
+        // dS (m x n, row stride NR) as A slivers down its columns: k runs over the block's keys.
+        pack_as_a(dps, m, NR, int64_t(1), int64_t(0), mq, n, MR, dsa);
+        for (int64_t jp = 0; jp < dp / NR; ++jp)
+          for (int64_t ip = 0; ip < mq; ++ip)
+            cfg.kernel(n, dsa + ip * MR * n, kb + jp * NR * n, dq_acc + (i0 + ip * MR) * dp + jp * NR, dp, true);
         lo_row = std::min(lo_row, i0);
       }
       for (int64_t r = 0; r < n; ++r)
         for (int64_t c = 0; c < d; ++c) {
-          dk[(h * nk + j0 + r) * d + c] = pr.scale * dk_acc[r * dp + c];
-          dv[(h * nk + j0 + r) * d + c] = dv_acc[r * dp + c];
+          dk[(h * nk + j0 + r) * d + c] = pr.scale * dk_acc[c * NR + r];
+          dv[(h * nk + j0 + r) * d + c] = dv_acc[c * NR + r];
         }
     }
     flush();

@@ -36,111 +36,126 @@ __attribute__((always_inline)) inline void vexp(typename FV<W>::v& x) {
   x = p * (V)bits;
 }
 
+// The forward's online softmax on one block of S^T for nr queries (see flash2_rows.h), W queries
+// at a time: every reduction runs down a column, across key rows, so the running max and sum of
+// W queries stay in one vector each and no horizontal reduction is needed.
 template <int W>
-__attribute__((always_inline)) inline void softmax_row_body(float* s, int64_t jmax, int64_t nn, float scale,
-                                                            float m_old, float* m_new, float* sum) {
+__attribute__((always_inline)) inline void softmax_cols_body(float* s, int64_t rows, int64_t nr, const int32_t* lim,
+                                                             float* m, float* l, float* alpha) {
   using V = typename FV<W>::v;
-  constexpr float ninf = -std::numeric_limits<float>::infinity();
-  V vm = V{} + ninf;
-  int64_t j = 0;
-  for (; j + W <= jmax; j += W) {
-    V* p = reinterpret_cast<V*>(s + j);
-    const V x = *p * scale;
-    *p = x;
-    vm = vm > x ? vm : x;
+  using VI = typename FV<W>::vi;
+  const V ninf = V{} - std::numeric_limits<float>::infinity();
+  for (int64_t c = 0; c < nr; c += W) {
+    float* col = s + c;
+    V vm = ninf;
+    if (lim) {  // a block on the causal diagonal: rows past a query's last visible key become -inf
+      const VI lv = *reinterpret_cast<const VI*>(lim + c);
+      for (int64_t r = 0; r < rows; ++r) {
+        V* p = reinterpret_cast<V*>(col + r * nr);
+        const V x = (VI{} + int32_t(r)) < lv ? *p : ninf;
+        *p = x;
+        vm = vm > x ? vm : x;
+      }
+    } else {
+      for (int64_t r = 0; r < rows; ++r) {
+        const V x = *reinterpret_cast<const V*>(col + r * nr);
+        vm = vm > x ? vm : x;
+      }
+    }
+    const V m_old = *reinterpret_cast<const V*>(m + c);
+    const V m_new = m_old > vm ? m_old : vm;
+    // A query that has seen no key yet keeps m = -inf; shifting by 0 then gives exp(-inf) = 0.
+    const V shift = m_new == ninf ? V{} : m_new;
+    V sum = {};
+    for (int64_t r = 0; r < rows; ++r) {
+      V* p = reinterpret_cast<V*>(col + r * nr);
+      V e = *p - shift;
+      vexp<W>(e);
+      *p = e;
+      sum += e;
+    }
+    V a = m_old - shift;  // -inf on a query's first visible block: alpha = 0
+    vexp<W>(a);
+    *reinterpret_cast<V*>(alpha + c) = a;
+    *reinterpret_cast<V*>(l + c) = a * *reinterpret_cast<const V*>(l + c) + sum;
+    *reinterpret_cast<V*>(m + c) = m_new;
   }
-  float mx = ninf;
-  for (int l = 0; l < W; ++l) mx = std::max(mx, vm[l]);
-  for (; j < jmax; ++j) {
-    s[j] *= scale;
-    mx = std::max(mx, s[j]);
-  }
-  const float mn = attention_math::online_max(m_old, mx);
-  V acc = {};
-  for (j = 0; j + W <= jmax; j += W) {
-    V* p = reinterpret_cast<V*>(s + j);
-    V e = *p - mn;
-    vexp<W>(e);
-    *p = e;
-    acc += e;
-  }
-  float sm = 0;
-  for (int l = 0; l < W; ++l) sm += acc[l];
-  for (; j < jmax; ++j) sm += (s[j] = std::exp(s[j] - mn));
-  for (j = jmax; j < nn; ++j) s[j] = 0;
-  *m_new = mn;
-  *sum = sm;
 }
 
 template <int W>
-__attribute__((always_inline)) inline void grad_row_body(float* s, float* dp, int64_t lo, int64_t hi, int64_t nn,
-                                                         float scale, const float* lse, const float* dvec) {
+__attribute__((always_inline)) inline void grad_row_body(float* s, float* dp, int64_t hi, int64_t nn, float scale,
+                                                         float lse, float dvec) {
   using V = typename FV<W>::v;
-  for (int64_t j = 0; j < lo; ++j) s[j] = dp[j] = 0;
-  int64_t j = lo;
+  int64_t j = 0;
   for (; j + W <= hi; j += W) {
     V* sp = reinterpret_cast<V*>(s + j);
     V* dpp = reinterpret_cast<V*>(dp + j);
-    V p = *sp * scale - *reinterpret_cast<const V*>(lse + j);
+    V p = *sp * scale - lse;
     vexp<W>(p);
     *sp = p;
-    *dpp = p * (*dpp - *reinterpret_cast<const V*>(dvec + j));
+    *dpp = p * (*dpp - dvec);
   }
   for (; j < hi; ++j) {
-    const float p = std::exp(s[j] * scale - lse[j]);
+    const float p = std::exp(s[j] * scale - lse);
     s[j] = p;
-    dp[j] = p * (dp[j] - dvec[j]);
+    dp[j] = p * (dp[j] - dvec);
   }
-  for (j = std::max(lo, hi); j < nn; ++j) s[j] = dp[j] = 0;
+  for (; j < nn; ++j) s[j] = dp[j] = 0;
 }
 
 #if defined(__x86_64__) || defined(__i386__)
 #define EMBER_X86 1
-__attribute__((target("avx512f,avx512vl,avx2,fma"))) void softmax_avx512(float* s, int64_t jmax, int64_t nn, float sc,
-                                                                         float m, float* mn, float* sum) {
-  softmax_row_body<16>(s, jmax, nn, sc, m, mn, sum);
+__attribute__((target("avx512f,avx512vl,avx2,fma"))) void softmax_avx512(float* s, int64_t rows, int64_t nr,
+                                                                         const int32_t* lim, float* m, float* l,
+                                                                         float* alpha) {
+  softmax_cols_body<16>(s, rows, nr, lim, m, l, alpha);
 }
-__attribute__((target("avx512f,avx512vl,avx2,fma"))) void grad_avx512(float* s, float* dp, int64_t lo, int64_t hi,
-                                                                      int64_t nn, float sc, const float* l,
-                                                                      const float* d) {
-  grad_row_body<16>(s, dp, lo, hi, nn, sc, l, d);
+__attribute__((target("avx512f,avx512vl,avx2,fma"))) void grad_avx512(float* s, float* dp, int64_t hi, int64_t nn,
+                                                                      float sc, float l, float d) {
+  grad_row_body<16>(s, dp, hi, nn, sc, l, d);
 }
-__attribute__((target("avx2,fma"))) void softmax_avx2(float* s, int64_t jmax, int64_t nn, float sc, float m, float* mn,
-                                                      float* sum) {
-  softmax_row_body<8>(s, jmax, nn, sc, m, mn, sum);
+__attribute__((target("avx2,fma"))) void softmax_avx2(float* s, int64_t rows, int64_t nr, const int32_t* lim, float* m,
+                                                      float* l, float* alpha) {
+  softmax_cols_body<8>(s, rows, nr, lim, m, l, alpha);
 }
-__attribute__((target("avx2,fma"))) void grad_avx2(float* s, float* dp, int64_t lo, int64_t hi, int64_t nn, float sc,
-                                                   const float* l, const float* d) {
-  grad_row_body<8>(s, dp, lo, hi, nn, sc, l, d);
+__attribute__((target("avx2,fma"))) void grad_avx2(float* s, float* dp, int64_t hi, int64_t nn, float sc, float l,
+                                                   float d) {
+  grad_row_body<8>(s, dp, hi, nn, sc, l, d);
 }
 #endif
-void softmax_portable(float* s, int64_t jmax, int64_t nn, float sc, float m, float* mn, float* sum) {
-  softmax_row_body<4>(s, jmax, nn, sc, m, mn, sum);
+void softmax_portable(float* s, int64_t rows, int64_t nr, const int32_t* lim, float* m, float* l, float* alpha) {
+  softmax_cols_body<4>(s, rows, nr, lim, m, l, alpha);
 }
-void grad_portable(float* s, float* dp, int64_t lo, int64_t hi, int64_t nn, float sc, const float* l, const float* d) {
-  grad_row_body<4>(s, dp, lo, hi, nn, sc, l, d);
+void grad_portable(float* s, float* dp, int64_t hi, int64_t nn, float sc, float l, float d) {
+  grad_row_body<4>(s, dp, hi, nn, sc, l, d);
 }
 
-void softmax_f64(double* s, int64_t jmax, int64_t nn, double scale, double m_old, double* m_new, double* sum) {
-  double mx = -std::numeric_limits<double>::infinity();
-  for (int64_t j = 0; j < jmax; ++j) mx = std::max(mx, s[j] *= scale);
-  const double mn = attention_math::online_max(m_old, mx);
-  double sm = 0;
-  for (int64_t j = 0; j < jmax; ++j) sm += (s[j] = std::exp(s[j] - mn));
-  for (int64_t j = jmax; j < nn; ++j) s[j] = 0;
-  *m_new = mn;
-  *sum = sm;
+void softmax_f64(double* s, int64_t rows, int64_t nr, const int32_t* lim, double* m, double* l, double* alpha) {
+  constexpr double ninf = -std::numeric_limits<double>::infinity();
+  for (int64_t c = 0; c < nr; ++c) {
+    double mx = ninf;
+    for (int64_t r = 0; r < rows; ++r) {
+      double& x = s[r * nr + c];
+      if (lim && r >= lim[c]) x = ninf;
+      mx = std::max(mx, x);
+    }
+    const double m_new = attention_math::online_max(m[c], mx), shift = m_new == ninf ? 0.0 : m_new;
+    double sum = 0;
+    for (int64_t r = 0; r < rows; ++r) sum += (s[r * nr + c] = std::exp(s[r * nr + c] - shift));
+    alpha[c] = std::exp(m[c] - shift);
+    l[c] = alpha[c] * l[c] + sum;
+    m[c] = m_new;
+  }
 }
-void grad_f64(double* s, double* dp, int64_t lo, int64_t hi, int64_t nn, double scale, const double* lse,
-              const double* dvec) {
+void grad_f64(double* s, double* dp, int64_t hi, int64_t nn, double scale, double lse, double dvec) {
   for (int64_t j = 0; j < nn; ++j) {
-    if (j < lo || j >= hi) {
+    if (j >= hi) {
       s[j] = dp[j] = 0;
       continue;
     }
-    const double p = std::exp(s[j] * scale - lse[j]);
+    const double p = std::exp(s[j] * scale - lse);
     s[j] = p;
-    dp[j] = p * (dp[j] - dvec[j]);
+    dp[j] = p * (dp[j] - dvec);
   }
 }
 

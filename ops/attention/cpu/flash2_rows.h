@@ -1,8 +1,9 @@
-// The element-wise work of the FlashAttention-2 kernels (flash2.cpp) on one row of a block: the
-// online softmax of the forward and the P / dS recomputation of the backward. They run once per
-// score, as often as a multiply-add of the block products per head dimension, so they must run at
-// the vector width of the micro-kernel: each is compiled for AVX-512, AVX2 and portable vectors
-// (flash2_rows.cpp) and flash2_rows() returns the best this CPU supports. Double keeps std::exp.
+// The element-wise work of the FlashAttention-2 kernels (flash2.cpp) on a block: the online
+// softmax of the forward (down the columns of S^T) and the P / dS recomputation of the backward
+// (along a row). They run once per score, as often as a multiply-add of the block products per
+// head dimension, so they must run at the vector width of the micro-kernel: each is compiled for
+// AVX-512, AVX2 and portable vectors (flash2_rows.cpp) and flash2_rows() returns the best this
+// CPU supports. Double keeps std::exp.
 #pragma once
 #include <cstdint>
 
@@ -10,12 +11,16 @@ namespace ember::cpu::attn {
 
 template <class T>
 struct Flash2Rows {
-  // Forward: s[0, jmax) *= scale, m_new = max(m_old, max s), then s = exp(s - m_new) in place and
-  // *sum = its sum; s[jmax, nn) = 0 (masked or padding columns).
-  void (*softmax_row)(T* s, int64_t jmax, int64_t nn, T scale, T m_old, T* m_new, T* sum);
-  // Backward, one key against a block of queries: p = exp(scale s - L) into s and dS = p (dp - D)
-  // into dp for the columns [lo, hi) this key is visible to; both 0 elsewhere in [0, nn).
-  void (*grad_row)(T* s, T* dp, int64_t lo, int64_t hi, int64_t nn, T scale, const T* lse, const T* dvec);
+  // Forward, on a block of S^T laid out as the micro-kernel's B sliver: s holds `rows` keys x nr
+  // queries (row r at s + r * nr; nr a multiple of the vector width), scores already scaled.
+  // Query c sees rows [0, lim[c]) (lim == nullptr: all). Per query, with its running max m[c] and
+  // sum l[c]: m_new = max(m, its largest visible score), s = exp(s - m_new) in place (0 where not
+  // visible), alpha[c] = exp(m - m_new) (0 on its first block), l = alpha l + the block's sum, m = m_new.
+  void (*softmax_cols)(T* s, int64_t rows, int64_t nr, const int32_t* lim, T* m, T* l, T* alpha);
+  // Backward, one query row of a block of keys (its scores s, its dP in dp), with the row's lse
+  // and D = rowsum(dO o O): p = exp(scale s - lse) into s and dS = p (dp - D) into dp for the
+  // keys [0, hi) the query sees; both 0 in [hi, nn).
+  void (*grad_row)(T* s, T* dp, int64_t hi, int64_t nn, T scale, T lse, T dvec);
 };
 
 template <class T>
