@@ -1,8 +1,8 @@
-// attention(): every CPU variant (the library's flash2, the study's standard and flash, and a
-// user's variant registered here) against the composite float64 reference, gradcheck of each, all
-// of them agreeing on forward and all three gradients, odd sizes, causal, batch/heads, views,
-// higher order through the composite backward, the study's byte counters, memory, the
-// registration API, and bad input.
+// attention(): every CPU variant (the library's flash2, on each instruction set the CPU has, the
+// study's standard and flash, and a user's variant registered here) against the composite float64
+// reference, gradcheck of each, all of them agreeing on forward and all three gradients, odd
+// sizes, causal, batch/heads, views, higher order through the composite backward, the study's byte
+// counters, memory, the registration API, and bad input.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -61,13 +61,49 @@ AttentionKernels tiny_kernels() {
   return k;
 }
 
+// The library's flash2 forced onto each instruction set below the best this CPU has ("flash2" is
+// the best): its micro-kernel's register block (NR = 64, 16 or 8 floats) sets the kernel's block
+// sizes and its row kernels differ, so an AVX-512 machine checks the AVX2 and portable code too.
+AttentionKernels flash2_on(cpu::CpuIsa isa) {
+  AttentionKernels k;
+  k.forward = [isa](const AttentionArgs& a, void* o, void* lse) {
+    EMBER_DISPATCH_FLOAT(a.dtype, "flash2 on one ISA", [&] {
+      using T = scalar_t;
+      cpu::attn::flash2_forward(cpu::attn::Problem<T>::of(a), static_cast<const T*>(a.q), static_cast<const T*>(a.k),
+                                static_cast<const T*>(a.v), static_cast<T*>(o), static_cast<T*>(lse), isa);
+    });
+    return Tensor();
+  };
+  k.backward = [isa](const AttentionArgs& a, const AttentionGradArgs& g) {
+    EMBER_DISPATCH_FLOAT(a.dtype, "flash2 on one ISA, backward", [&] {
+      using T = scalar_t;
+      cpu::attn::flash2_backward(cpu::attn::Problem<T>::of(a), static_cast<const T*>(a.q), static_cast<const T*>(a.k),
+                                 static_cast<const T*>(a.v), static_cast<const T*>(g.out),
+                                 static_cast<const T*>(g.lse), static_cast<const T*>(g.dout), static_cast<T*>(g.dq),
+                                 static_cast<T*>(g.dk), static_cast<T*>(g.dv), isa);
+    });
+  };
+  return k;
+}
+
+std::vector<std::string> flash2_isa_names() {
+  std::vector<std::string> n;
+  for (int i = 0; i < int(cpu::best_cpu_isa()); ++i) n.push_back(str("flash2_", cpu::name(cpu::CpuIsa(i))));
+  return n;
+}
+
 void register_variants() {
   ember::testing::register_study_kernels();
   static std::once_flag once;
-  std::call_once(once, [] { register_attention_variant(kTiny, tiny_kernels()); });
+  std::call_once(once, [] {
+    register_attention_variant(kTiny, tiny_kernels());
+    for (int i = 0; i < int(cpu::best_cpu_isa()); ++i)
+      register_attention_variant(flash2_isa_names()[size_t(i)], flash2_on(cpu::CpuIsa(i)));
+  });
 }
 
-// Every CPU variant registered: the library's flash2, the study's standard and flash, kTiny.
+// Every CPU variant registered: the library's flash2, the study's standard and flash, kTiny, and
+// flash2 on each lesser instruction set.
 std::vector<std::string> impls() {
   register_variants();
   return attention_variants(Device::CPU);
@@ -588,7 +624,7 @@ TEST(Attention, ThreadsSharingAHeadAgree) {
 
 TEST(Attention, Flash2MatchesTheCompositeOnAwkwardShapes) {
   // The production kernel's blocks (up to 128 queries x 128 keys forward, one NR-key sliver x 96
-  // queries backward, head dims padded to the micro-kernel's MR) against the composite float64
+  // queries backward, head dims padded to the micro-kernel's MR), on every instruction set the CPU has, against the composite float64
   // formula: N off every block multiple and past two blocks (300), d = 64, 128 and odd, causal and
   // not, Nq < Nk, forward and all three gradients.
   struct S {
@@ -600,8 +636,8 @@ TEST(Attention, Flash2MatchesTheCompositeOnAwkwardShapes) {
     for (bool causal : {false, true}) {
       SCOPED_TRACE(str("q", to_string(c.q), " kv", to_string(c.kv), " causal=", causal));
       Tensor q = random(c.q, seed++), k = random(c.kv, seed++), v = random(c.kv, seed++), w = random(c.q, seed++);
-      auto run = [&](bool composite, DType dt) {
-        AttentionOptions o = opts("flash2", causal);
+      auto run = [&](bool composite, DType dt, const std::string& impl) {
+        AttentionOptions o = opts(impl, causal);
         auto [ys, vjp] = make_vjp(
             [&](const std::vector<Tensor>& x) {
               return std::vector<Tensor>{composite ? attention_composite(x[0], x[1], x[2], o) : attention(x[0], x[1], x[2], o)};
@@ -611,10 +647,15 @@ TEST(Attention, Flash2MatchesTheCompositeOnAwkwardShapes) {
         g.insert(g.begin(), ys[0]);
         return g;
       };
-      std::vector<Tensor> ref = run(true, DType::Float64), f64 = run(false, DType::Float64), f32 = run(false, DType::Float32);
-      for (int i = 0; i < 4; ++i) {
-        EXPECT_TRUE(all_close(f64[i], ref[i], 1e-11, 1e-9)) << "float64 output " << i;
-        EXPECT_TRUE(all_close(f32[i], ref[i], 1e-4, 1e-3)) << "float32 output " << i;
+      const std::vector<Tensor> ref = run(true, DType::Float64, "flash2");
+      std::vector<std::string> names = flash2_isa_names();
+      names.insert(names.begin(), "flash2");
+      for (const std::string& impl : names) {
+        std::vector<Tensor> f64 = run(false, DType::Float64, impl), f32 = run(false, DType::Float32, impl);
+        for (int i = 0; i < 4; ++i) {
+          EXPECT_TRUE(all_close(f64[i], ref[i], 1e-11, 1e-9)) << impl << " float64 output " << i;
+          EXPECT_TRUE(all_close(f32[i], ref[i], 1e-4, 1e-3)) << impl << " float32 output " << i;
+        }
       }
     }
 }

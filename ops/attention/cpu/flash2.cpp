@@ -37,16 +37,14 @@ namespace ember::cpu::attn {
 namespace {
 
 template <class T>
-const PackedConfig<T>& config();
+PackedConfig<T> config(CpuIsa isa);
 template <>
-const PackedConfig<float>& config<float>() {
-  static const PackedConfig<float> c = packed_config_f32(best_cpu_isa());
-  return c;
+PackedConfig<float> config<float>(CpuIsa isa) {
+  return packed_config_f32(isa);
 }
 template <>
-const PackedConfig<double>& config<double>() {
-  static const PackedConfig<double> c = packed_config_f64(best_cpu_isa());
-  return c;
+PackedConfig<double> config<double>(CpuIsa isa) {
+  return packed_config_f64(isa);
 }
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
@@ -82,10 +80,12 @@ int64_t balanced_block(int64_t most, int64_t step, int64_t least, int64_t n, int
 // B-sliver packing of a row-major (rows x cols, row stride ld) matrix X, either as B = X (slivers
 // over X's columns, k running over its rows) or as B = X^T (slivers over X's rows, k over columns).
 template <class T>
-void pack_as_b(const T* x, int64_t rows, int64_t cols, int64_t ld, bool transposed, int nr, T* dst) {
+void pack_as_b(const T* x, int64_t rows, int64_t cols, int64_t ld, bool transposed, const PackedConfig<T>& cfg,
+               T* dst) {
   GemmArgs g{};
   g.dtype = dtype_of<T>::value;
-  const bool simd = config<T>().isa >= CpuIsa::Avx2;
+  const int nr = cfg.nr;
+  const bool simd = cfg.isa >= CpuIsa::Avx2;
   if (transposed) {
     g.k = cols, g.n = rows, g.b_rs = 1, g.b_cs = ld;
     pack_b_slivers(g, x, 0, cols, 0, 0, ceil_div(rows, nr), nr, dst, simd);
@@ -108,12 +108,12 @@ void pack_as_a(const T* x, int64_t rows, int64_t rs, int64_t cs, int64_t r0, int
 }  // namespace
 
 template <class T>
-void flash2_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* o, T* lse) {
+void flash2_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* o, T* lse, CpuIsa isa) {
   // A generation step (a few queries against a long cache): packing K and V would copy the whole
   // cache for a few rows of work; decode_forward reads them in place with dot products.
   if (pr.nq < kFewRows) return decode_forward(pr, q, k, v, o, lse);
-  const PackedConfig<T>& cfg = config<T>();
-  const Flash2Rows<T>& rows = flash2_rows<T>();
+  const PackedConfig<T> cfg = config<T>(isa);
+  const Flash2Rows<T> rows = flash2_rows<T>(isa);
   const int MR = cfg.mr, NR = cfg.nr;
   const int64_t d = pr.d, nq = pr.nq, nk = pr.nk, dm = round_up(d, MR), nkm = round_up(nk, MR);
   const int64_t most = round_up(128, NR);
@@ -145,7 +145,7 @@ void flash2_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T*
       const int64_t h = t / tr, i0 = zigzag(t % tr, tr) * bq, m = std::min(bq, nq - i0), ns = ceil_div(m, NR);
       const T* ka = ka_all + h * nkm * d;
       const T* va = va_all + h * dm * nk;
-      pack_as_b(q + (h * nq + i0) * d, m, d, d, true, NR, qb);
+      pack_as_b(q + (h * nq + i0) * d, m, d, d, true, cfg, qb);
       for (int64_t x = 0; x < ns * NR * d; ++x) qb[x] *= pr.scale;
       std::fill(acc, acc + dm * bq, T(0));
       std::fill(mrow, mrow + bq, -std::numeric_limits<T>::infinity());
@@ -186,9 +186,9 @@ void flash2_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T*
 
 template <class T>
 void flash2_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, const T* o, const T* lse,
-                     const T* dout, T* dq, T* dk, T* dv) {
-  const PackedConfig<T>& cfg = config<T>();
-  const Flash2Rows<T>& rows = flash2_rows<T>();
+                     const T* dout, T* dq, T* dk, T* dv, CpuIsa isa) {
+  const PackedConfig<T> cfg = config<T>(isa);
+  const Flash2Rows<T> rows = flash2_rows<T>(isa);
   const int MR = cfg.mr, NR = cfg.nr;
   const int64_t d = pr.d, nq = pr.nq, nk = pr.nk, dm = round_up(d, MR), dp = round_up(d, NR),
                 nqm = round_up(nq, MR);
@@ -248,9 +248,9 @@ void flash2_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, c
       }
       const T* base = packed.data<T>() + h * per_head;
       const T *qa = base, *doa = base + nqm * d, *qta = base + 2 * nqm * d, *dota = qta + dm * nq;
-      pack_as_b(k + (h * nk + j0) * d, n, d, d, true, NR, kt);
-      pack_as_b(v + (h * nk + j0) * d, n, d, d, true, NR, vt);
-      pack_as_b(k + (h * nk + j0) * d, n, d, d, false, NR, kb);
+      pack_as_b(k + (h * nk + j0) * d, n, d, d, true, cfg, kt);
+      pack_as_b(v + (h * nk + j0) * d, n, d, d, true, cfg, vt);
+      pack_as_b(k + (h * nk + j0) * d, n, d, d, false, cfg, kb);
       std::fill(dk_acc, dk_acc + 2 * dm * NR, T(0));
       // Queries before the first one that sees key j0 contribute nothing (causal).
       for (int64_t i0 = pr.first_query(j0) / MR * MR; i0 < nq; i0 += bq) {
@@ -284,10 +284,24 @@ void flash2_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, c
   });
 }
 
-#define EMBER_INSTANTIATE(T)                                                                           \
-  template void flash2_forward<T>(const Problem<T>&, const T*, const T*, const T*, T*, T*);           \
-  template void flash2_backward<T>(const Problem<T>&, const T*, const T*, const T*, const T*, const T*, \
-                                   const T*, T*, T*, T*);
+template <class T>
+void flash2_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* o, T* lse) {
+  flash2_forward(pr, q, k, v, o, lse, best_cpu_isa());
+}
+
+template <class T>
+void flash2_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, const T* o, const T* lse,
+                     const T* dout, T* dq, T* dk, T* dv) {
+  flash2_backward(pr, q, k, v, o, lse, dout, dq, dk, dv, best_cpu_isa());
+}
+
+#define EMBER_INSTANTIATE(T)                                                                                   \
+  template void flash2_forward<T>(const Problem<T>&, const T*, const T*, const T*, T*, T*);                   \
+  template void flash2_forward<T>(const Problem<T>&, const T*, const T*, const T*, T*, T*, CpuIsa);           \
+  template void flash2_backward<T>(const Problem<T>&, const T*, const T*, const T*, const T*, const T*,         \
+                                   const T*, T*, T*, T*);                                                     \
+  template void flash2_backward<T>(const Problem<T>&, const T*, const T*, const T*, const T*, const T*,         \
+                                   const T*, T*, T*, T*, CpuIsa);
 EMBER_INSTANTIATE(float)
 EMBER_INSTANTIATE(double)
 #undef EMBER_INSTANTIATE

@@ -159,25 +159,20 @@ void grad_f64(double* s, double* dp, int64_t hi, int64_t nn, double scale, doubl
   }
 }
 
-Flash2Rows<float> pick_f32() {
-#ifdef EMBER_X86
-  if (best_cpu_isa() == CpuIsa::Avx512) return {softmax_avx512, grad_avx512};
-  if (best_cpu_isa() == CpuIsa::Avx2) return {softmax_avx2, grad_avx2};
-#endif
-  return {softmax_portable, grad_portable};
-}
-
 }  // namespace
 
 template <>
-const Flash2Rows<float>& flash2_rows<float>() {
-  static const Flash2Rows<float> r = pick_f32();
-  return r;
+Flash2Rows<float> flash2_rows<float>(CpuIsa isa) {
+#ifdef EMBER_X86
+  if (isa == CpuIsa::Avx512) return {softmax_avx512, grad_avx512};
+  if (isa == CpuIsa::Avx2) return {softmax_avx2, grad_avx2};
+#endif
+  (void)isa;
+  return {softmax_portable, grad_portable};
 }
 template <>
-const Flash2Rows<double>& flash2_rows<double>() {
-  static const Flash2Rows<double> r{softmax_f64, grad_f64};
-  return r;
+Flash2Rows<double> flash2_rows<double>(CpuIsa) {
+  return {softmax_f64, grad_f64};
 }
 
 }  // namespace ember::cpu::attn

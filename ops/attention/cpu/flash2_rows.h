@@ -2,10 +2,12 @@
 // softmax of the forward (down the columns of S^T) and the P / dS recomputation of the backward
 // (along a row). They run once per score, as often as a multiply-add of the block products per
 // head dimension, so they must run at the vector width of the micro-kernel: each is compiled for
-// AVX-512, AVX2 and portable vectors (flash2_rows.cpp) and flash2_rows() returns the best this
-// CPU supports. Double keeps std::exp.
+// AVX-512, AVX2 and portable vectors (flash2_rows.cpp); flash2_rows(isa) returns those of an
+// instruction set the CPU supports, to go with that set's micro-kernel. Double keeps std::exp.
 #pragma once
 #include <cstdint>
+
+#include "ops/matmul/cpu/kernels.h"
 
 namespace ember::cpu::attn {
 
@@ -24,6 +26,6 @@ struct Flash2Rows {
 };
 
 template <class T>
-const Flash2Rows<T>& flash2_rows();
+Flash2Rows<T> flash2_rows(CpuIsa isa);
 
 }  // namespace ember::cpu::attn

@@ -8,6 +8,7 @@
 
 #include "ops/attention/attention.h"
 #include "ops/attention/attention_math.h"
+#include "ops/matmul/cpu/kernels.h"
 
 namespace ember::cpu::attn {
 
@@ -61,12 +62,18 @@ inline int64_t task_grain(int64_t task_flops) {
 // FlashAttention-2 (flash2.cpp), the library's kernel: the outer loop over query blocks (forward)
 // and key blocks (backward), block products on the packed GEMM's micro-kernel. Its block sizes
 // follow the micro-kernel's register block, not pr.br / pr.bc (fewer than kFewRows queries:
-// decode_forward).
+// decode_forward). The first forms use best_cpu_isa(); the second force an instruction set no
+// better than it (tests run each one the CPU supports, as for gemm_packed).
 template <class T>
 void flash2_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* o, T* lse);
 template <class T>
+void flash2_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* o, T* lse, CpuIsa isa);
+template <class T>
 void flash2_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, const T* o, const T* lse,
                      const T* dout, T* dq, T* dk, T* dv);
+template <class T>
+void flash2_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, const T* o, const T* lse,
+                     const T* dout, T* dq, T* dk, T* dv, CpuIsa isa);
 
 // A generation step (decode.cpp): fewer than kFewRows queries against keys and values read in
 // place, in key blocks of pr.bc, with the online softmax. o: (BH, Nq, d), lse: (BH, Nq).
