@@ -119,6 +119,9 @@ def gpt2_rows(t, d, threads):
         b = next((r for r in p["rows"] if r["generated"] == a["generated"] and r["cache"] == a["cache"]), None)
         what = f"GPT-2 decode, {a['generated']} tokens, {'KV cache' if a['cache'] else 'no cache'}"
         t.add(what, threads, a["tokens_per_s"], b and b["tokens_per_s"], "nanoGPT-style PyTorch", "tok/s", True)
+        if a["cache"] and "decode_tokens_per_s" in a:  # the steps after the prompt's pass alone
+            t.add(f"GPT-2 decode with the KV cache, the {a['generated'] - 1} steps after the prompt", threads,
+                  a["decode_tokens_per_s"], b and b.get("decode_tokens_per_s"), "nanoGPT-style PyTorch", "tok/s", True)
 
 
 def attention_rows(t, d, threads):

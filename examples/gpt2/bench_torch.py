@@ -232,14 +232,18 @@ def main():
         prefill = med([timed(lambda: m(prompt, KVCache(m.config, 1, a.prompt_len))) for _ in range(a.repeats)])
         attn = "manual masked softmax" if a.manual_attention else "SDPA"
         print(f"torch {torch.__version__} eager ({attn}), {threads} threads: prefill of {a.prompt_len} tokens: {prefill:.3f} s")
-        print(f"{'generated':>10}{'cache':>8}{'seconds':>12}{'tokens/s':>12}")
+        print(f"{'generated':>10}{'cache':>8}{'seconds':>12}{'tokens/s':>12}{'decode tokens/s':>16}")
         for cache, lengths in ((True, a.lengths), (False, a.no_cache_lengths)):
             lengths = [int(x) for x in lengths.split(",") if x.strip()]
             runs = sweep(cache, lengths)
             for n in lengths:
                 t = med([sum(r[:n]) for r in runs])
-                print(f"{n:>10}{'yes' if cache else 'no':>8}{t:>12.3f}{n / t:>12.2f}")
-                rows.append(dict(generated=n, cache=cache, seconds=t, tokens_per_s=n / t))
+                row = dict(generated=n, cache=cache, seconds=t, tokens_per_s=n / t)
+                if n >= 2:  # the steps after the first, which includes the prompt's pass (as gpt2 bench)
+                    row["decode_tokens_per_s"] = (n - 1) / med([sum(r[1:n]) for r in runs])
+                print(f"{n:>10}{'yes' if cache else 'no':>8}{t:>12.3f}{n / t:>12.2f}"
+                      f"{row.get('decode_tokens_per_s', float('nan')):>16.2f}")
+                rows.append(row)
             per_step.append(dict(cache=cache, positions=[a.prompt_len + i for i in range(len(runs[0]))],
                                  seconds=[med(s) for s in zip(*runs)]))
     if a.json:

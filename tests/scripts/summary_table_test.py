@@ -30,9 +30,11 @@ class SummaryTable(unittest.TestCase):
             if torch is not None:
                 write(f"{d}/matmul_torch_t{t}.json", {"results": [{"m": 256, "k": 256, "n": 256, "gflops": torch}]})
         write(f"{d}/gpt2_t1/ember.json", {"prompt_len": 128, "prefill_s": 0.5,
-                                          "rows": [{"generated": 32, "cache": True, "tokens_per_s": 20.0}]})
+                                          "rows": [{"generated": 32, "cache": True, "tokens_per_s": 20.0,
+                                                    "decode_tokens_per_s": 30.0}]})
         write(f"{d}/gpt2_t1/torch.json", {"prompt_len": 128, "prefill_s": 0.25,
-                                          "rows": [{"generated": 32, "cache": True, "tokens_per_s": 10.0}]})
+                                          "rows": [{"generated": 32, "cache": True, "tokens_per_s": 10.0,
+                                                    "decode_tokens_per_s": 24.0}]})
 
     def run_script(self, *flags):
         return subprocess.run([sys.executable, SCRIPT, *flags, self.dir], check=True, capture_output=True,
@@ -45,6 +47,9 @@ class SummaryTable(unittest.TestCase):
         self.assertIn("| GPT-2 124M prefill, 128 tokens | 1 | 500.0 ms | 250.0 ms | nanoGPT-style PyTorch | 0.50x |", out)
         self.assertIn("| GPT-2 decode, 32 tokens, KV cache | 1 | 20.00 tok/s | 10.00 tok/s | nanoGPT-style PyTorch | 2.00x |",
                       out)
+        # The steps after the prompt's pass, when both sides report them.
+        self.assertIn("| GPT-2 decode with the KV cache, the 31 steps after the prompt | 1 | 30.00 tok/s | 24.00 tok/s |"
+                      " nanoGPT-style PyTorch | 1.25x |", out)
 
     def test_missing_peer_says_not_measured(self):
         out = self.run_script()

@@ -28,6 +28,19 @@ TEST(Bandwidth, MeasuresBothKernelsAtBothTeamSizes) {
   EXPECT_DOUBLE_EQ(j["read_gbs_nt"].get<double>(), bw.read_gbs_nt);
 }
 
+TEST(Bandwidth, OneThreadIsOneTeamSize) {
+  // With one thread the team figures are the one-thread ones, and the text names no second team
+  // (it once printed "0.0 at 1").
+  bench::Bandwidth bw = bench::measure_bandwidth(size_t(4) << 20, 1, 2);
+  EXPECT_GT(bw.read_gbs_1t, 0.01);
+  EXPECT_EQ(bw.read_gbs_nt, bw.read_gbs_1t);
+  EXPECT_EQ(bw.copy_gbs_nt, bw.copy_gbs_1t);
+  std::string text = bench::describe(bw);
+  EXPECT_NE(text.find("1 thread"), std::string::npos) << text;
+  EXPECT_EQ(text.find("0.0 at"), std::string::npos) << text;
+  EXPECT_EQ(text.find(" at 1"), std::string::npos) << text;
+}
+
 TEST(Bandwidth, PercentOfTheMeasuredFigure) {
   bench::Bandwidth bw;
   bw.copy_gbs_1t = 10, bw.copy_gbs_nt = 20, bw.read_gbs_1t = 15, bw.read_gbs_nt = 12;
