@@ -10,7 +10,8 @@
 // one that another process's time slice did not spoil):
 //   copy: b[i] = a[i], counted as one read and one write per element, as STREAM counts it
 //         (write-allocate makes the hardware move a third stream; STREAM does not count it);
-//   read: a sum over a, the pattern of a weight-streaming GEMV or decode step.
+//   read: a sum over a, the pattern of a weight-streaming GEMV or decode step, as one sequential
+//         stream per thread and as eight 8 KiB rows at a time, side by side; the better counts.
 // Arrays are far larger than any last-level cache (default 256 MiB each), first touched by the
 // threads that use them, as STREAM does.
 #pragma once
@@ -64,6 +65,32 @@ double best_seconds(int repeats, F&& f) {
   return best;
 }
 
+// The sum of x[0, len), read either as one sequential stream (rows == 1) or as rows of kRowFloats
+// (8 KiB) taken `rows` at a time, side by side, the way the GEMV reads a weight matrix; the
+// remainder after the last whole group is read alone. Each pass adds kLanes independent sums,
+// which the compiler keeps in vector registers: one chain of dependent adds would be bound by the
+// add's latency (a few GB/s), not by the memory.
+inline double sum_streams(const float* x, int64_t len, int rows) {
+  constexpr int kLanes = 32, kMaxRows = 8;
+  constexpr int64_t kRowFloats = 2048;
+  rows = std::max(1, std::min(rows, kMaxRows));
+  const int64_t group = rows * kRowFloats, whole = rows == 1 ? len / kLanes * kLanes : len / group * group;
+  float acc[kLanes] = {};
+  for (int64_t g0 = 0; g0 < whole; g0 += (rows == 1 ? whole : group)) {
+    const int64_t width = rows == 1 ? whole : kRowFloats;
+    for (int64_t i = 0; i < width; i += kLanes)
+      for (int r = 0; r < rows; ++r) {
+        const float* p = x + g0 + r * kRowFloats + i;
+#pragma omp simd
+        for (int j = 0; j < kLanes; ++j) acc[j] += p[j];
+      }
+  }
+  double total = 0;
+  for (int64_t i = whole; i < len; ++i) total += double(x[i]);
+  for (float v : acc) total += double(v);
+  return total;
+}
+
 }  // namespace detail
 
 inline Bandwidth measure_bandwidth(size_t bytes_per_array = size_t(256) << 20, int threads = ember::num_threads(),
@@ -90,26 +117,19 @@ inline Bandwidth measure_bandwidth(size_t bytes_per_array = size_t(256) << 20, i
     double copy_s = detail::best_seconds(repeats, [&] {
       detail::split_over(team, n, [&](int64_t lo, int64_t hi, int) { std::copy(a.get() + lo, a.get() + hi, b.get() + lo); });
     });
-    double read_s = detail::best_seconds(repeats, [&] {
-      double partial[256] = {};
-      detail::split_over(team, n, [&](int64_t lo, int64_t hi, int slot) {
-        // 32 independent sums, which the compiler keeps in several vector registers: one chain of
-        // dependent adds would be bound by the add's latency (a few GB/s), not by the memory.
-        constexpr int kLanes = 32;
-        float acc[kLanes] = {};
-        const float* p = a.get();
-        int64_t i = lo;
-        for (; i + kLanes <= hi; i += kLanes) {
-#pragma omp simd
-          for (int j = 0; j < kLanes; ++j) acc[j] += p[i + j];
-        }
-        for (; i < hi; ++i) acc[0] += p[i];
-        double total = 0;
-        for (float v : acc) total += double(v);
-        partial[slot & 255] = total;
-      });
-      for (double p : partial) sink += p;
-    });
+    // Two read patterns, the better one counts: one sequential stream per thread, and eight rows
+    // of 8 KiB read side by side (as the GEMV reads eight rows of a weight matrix at once), which
+    // keeps more cache-line requests in flight (NOTES.md, 2026-12-03).
+    double read_s = 1e30;
+    for (int streams : {1, 8}) {
+      read_s = std::min(read_s, detail::best_seconds(repeats, [&] {
+        double partial[256] = {};
+        detail::split_over(team, n, [&](int64_t lo, int64_t hi, int slot) {
+          partial[slot & 255] = detail::sum_streams(a.get() + lo, hi - lo, streams);
+        });
+        for (double p : partial) sink += p;
+      }));
+    }
     (team == 1 ? bw.copy_gbs_1t : bw.copy_gbs_nt) = 2.0 * bytes / copy_s * 1e-9;
     (team == 1 ? bw.read_gbs_1t : bw.read_gbs_nt) = bytes / read_s * 1e-9;
   }

@@ -1,9 +1,9 @@
 // AVX2+FMA matrix-vector kernels for float32, chosen at run time (gemv.cpp). A generation step is
 // a chain of these, each streaming a weight matrix from DRAM once, so they are written for memory
-// bandwidth: B is read as one sequential stream, several FMA chains run side by side (a
-// one-accumulator dot product peaks near 16 GB/s here, well below the ~40 GB/s one core can read),
-// and a software prefetch a few KiB ahead keeps enough cache-line requests in flight. Measured on
-// this machine in NOTES.md ("GEMV for generation").
+// bandwidth: several FMA chains run side by side (a one-accumulator dot product was latency-
+// bound), and both kernels read eight rows of B at once, which keeps more cache-line requests in
+// flight than one sequential stream does (the row kernel also loads and stores c once per eight
+// rows). Measured in NOTES.md ("GEMV for generation", and 2026-12-03 for the eight rows).
 #include "ops/matmul/cpu/gemv_avx2.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -12,9 +12,9 @@
 namespace ember::cpu {
 namespace {
 
-// How far ahead of the current load B is prefetched, in floats. Both directions read B as one
-// long sequential stream; measured best between 1024 and 2048 (4 to 8 KiB).
-constexpr int64_t kRowsPrefetch = 2048, kDotsPrefetch = 1024;
+// How far ahead of the current load the one-row dot products prefetch B, in floats; measured best
+// between 1024 and 2048 (4 to 8 KiB) when every row went through them.
+constexpr int64_t kDotsPrefetch = 1024;
 
 __attribute__((target("avx2,fma"))) float hsum(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -27,31 +27,53 @@ __attribute__((target("avx2,fma"))) float hsum(__m256 v) {
 
 __attribute__((target("avx2,fma"))) void gemv_rows_avx2(const float* a, int64_t a_stride, const float* b,
                                                          int64_t ldb, int64_t k, int64_t w, float* c) {
-  // c[0, w) = sum_p a[p] * B[p, 0..w), one row of B at a time: c (a few KiB) stays in L1 while B
-  // streams past once. Four independent 8-lane updates per step keep the FMA units busy.
+  // c[0, w) = sum_p a[p] * B[p, 0..w), eight rows of B per pass, k / 8 rows apart: eight streams
+  // in different pages are in flight at once, and c (a few KiB, in L1) is loaded and stored once
+  // per eight rows instead of once per row. On one core of the Xeon (NOTES.md 2026-12-03) GPT-2's
+  // weight matrices streamed at 8.6-9.6 GB/s one row at a time and 9.8-14.3 GB/s this way; eight
+  // adjacent rows were as good for wide matrices but worse than one for 768 columns.
+  constexpr int kStreams = 8;
+  const int64_t span = k / kStreams;
   for (int64_t j = 0; j < w; ++j) c[j] = 0.0f;
-  for (int64_t p = 0; p < k; ++p) {
+  for (int64_t p = 0; p < span; ++p) {
+    __m256 av[kStreams];
+    const float* r[kStreams];
+    for (int i = 0; i < kStreams; ++i) {
+      av[i] = _mm256_set1_ps(a[(p + i * span) * a_stride]);
+      r[i] = b + (p + i * span) * ldb;
+    }
+    int64_t j = 0;
+    for (; j + 16 <= w; j += 16) {
+      __m256 c0 = _mm256_loadu_ps(c + j), c1 = _mm256_loadu_ps(c + j + 8);
+      for (int i = 0; i < kStreams; ++i) {
+        c0 = _mm256_fmadd_ps(av[i], _mm256_loadu_ps(r[i] + j), c0);
+        c1 = _mm256_fmadd_ps(av[i], _mm256_loadu_ps(r[i] + j + 8), c1);
+      }
+      _mm256_storeu_ps(c + j, c0);
+      _mm256_storeu_ps(c + j + 8, c1);
+    }
+    for (; j < w; ++j) {
+      float x = c[j];
+      for (int i = 0; i < kStreams; ++i) x += a[(p + i * span) * a_stride] * r[i][j];
+      c[j] = x;
+    }
+  }
+  for (int64_t p = kStreams * span; p < k; ++p) {  // the last k mod 8 rows, one at a time
     const float* r = b + p * ldb;
     const float s = a[p * a_stride];
     const __m256 av = _mm256_set1_ps(s);
     int64_t j = 0;
-    for (; j + 32 <= w; j += 32) {
-      _mm_prefetch(reinterpret_cast<const char*>(r + j + kRowsPrefetch), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(r + j + kRowsPrefetch + 16), _MM_HINT_T0);
-      _mm256_storeu_ps(c + j, _mm256_fmadd_ps(av, _mm256_loadu_ps(r + j), _mm256_loadu_ps(c + j)));
-      _mm256_storeu_ps(c + j + 8, _mm256_fmadd_ps(av, _mm256_loadu_ps(r + j + 8), _mm256_loadu_ps(c + j + 8)));
-      _mm256_storeu_ps(c + j + 16, _mm256_fmadd_ps(av, _mm256_loadu_ps(r + j + 16), _mm256_loadu_ps(c + j + 16)));
-      _mm256_storeu_ps(c + j + 24, _mm256_fmadd_ps(av, _mm256_loadu_ps(r + j + 24), _mm256_loadu_ps(c + j + 24)));
-    }
     for (; j + 8 <= w; j += 8) _mm256_storeu_ps(c + j, _mm256_fmadd_ps(av, _mm256_loadu_ps(r + j), _mm256_loadu_ps(c + j)));
     for (; j < w; ++j) c[j] += s * r[j];
   }
 }
 
-__attribute__((target("avx2,fma"))) void gemv_dots_avx2(const float* a, const float* b, int64_t ldb, int64_t k,
-                                                         int64_t n, float* c) {
-  // c[j] = dot(a, B_j) for the rows B_j = b + j * ldb, one row at a time (so that B, whose rows
-  // are usually adjacent, is one stream) with four accumulators; a stays in L1.
+namespace {
+
+// c[j] = dot(a, B_j) for the rows B_j = b + j * ldb, one row at a time with four accumulators and
+// a prefetch ahead (the tail of gemv_dots_avx2).
+__attribute__((target("avx2,fma"))) void dots_one_by_one(const float* a, const float* b, int64_t ldb, int64_t k,
+                                                          int64_t n, float* c) {
   for (int64_t j = 0; j < n; ++j) {
     const float* r = b + j * ldb;
     __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
@@ -69,6 +91,34 @@ __attribute__((target("avx2,fma"))) void gemv_dots_avx2(const float* a, const fl
     for (; p < k; ++p) d += a[p] * r[p];
     c[j] = d;
   }
+}
+
+}  // namespace
+
+__attribute__((target("avx2,fma"))) void gemv_dots_avx2(const float* a, const float* b, int64_t ldb, int64_t k,
+                                                         int64_t n, float* c) {
+  // c[j] = dot(a, B_j) for the rows B_j = b + j * ldb. Eight rows at a time, n / 8 rows apart, so
+  // that eight streams in different pages are in flight at once (one sequential stream read 9.7
+  // GB/s on one core of the Xeon, eight 12; NOTES.md 2026-12-03); a stays in L1, and each row has
+  // its own accumulator, eight independent FMA chains.
+  constexpr int kStreams = 8;
+  const int64_t span = n / kStreams;
+  for (int64_t j = 0; j < span; ++j) {
+    const float* r[kStreams];
+    __m256 s[kStreams];
+    for (int i = 0; i < kStreams; ++i) r[i] = b + (j + i * span) * ldb, s[i] = _mm256_setzero_ps();
+    int64_t p = 0;
+    for (; p + 8 <= k; p += 8) {
+      const __m256 av = _mm256_loadu_ps(a + p);
+      for (int i = 0; i < kStreams; ++i) s[i] = _mm256_fmadd_ps(av, _mm256_loadu_ps(r[i] + p), s[i]);
+    }
+    for (int i = 0; i < kStreams; ++i) {
+      float d = hsum(s[i]);
+      for (int64_t q = p; q < k; ++q) d += a[q] * r[i][q];
+      c[j + i * span] = d;
+    }
+  }
+  dots_one_by_one(a, b + kStreams * span * ldb, ldb, k, n - kStreams * span, c + kStreams * span);
 }
 
 __attribute__((target("avx2,fma"))) void add_into_avx2(float* c, const float* x, int64_t n) {

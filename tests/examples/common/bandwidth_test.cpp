@@ -4,6 +4,7 @@
 #include "examples/common/bandwidth.h"
 
 #include <cmath>
+#include <vector>
 
 #include "test_util.h"
 
@@ -39,6 +40,20 @@ TEST(Bandwidth, OneThreadIsOneTeamSize) {
   EXPECT_NE(text.find("1 thread"), std::string::npos) << text;
   EXPECT_EQ(text.find("0.0 at"), std::string::npos) << text;
   EXPECT_EQ(text.find(" at 1"), std::string::npos) << text;
+}
+
+TEST(Bandwidth, EveryStreamPatternSumsEveryElement) {
+  // The read kernel's sum must touch each element once, whatever the split (remainders included).
+  std::vector<float> x(1000 + 37);
+  double want = 0;
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(i % 13) - 6.5f, want += double(x[i]);
+  for (int streams : {1, 2, 8, 9})
+    for (int64_t len : {int64_t(0), int64_t(5), int64_t(255), int64_t(256), int64_t(x.size())}) {
+      double ref = 0;
+      for (int64_t i = 0; i < len; ++i) ref += double(x[size_t(i)]);
+      EXPECT_NEAR(bench::detail::sum_streams(x.data(), len, streams), ref, 1e-3) << streams << " streams, " << len;
+    }
+  EXPECT_NEAR(bench::detail::sum_streams(x.data(), int64_t(x.size()), 8), want, 1e-3);
 }
 
 TEST(Bandwidth, PercentOfTheMeasuredFigure) {
