@@ -29,9 +29,8 @@ __attribute__((target("avx2,fma"))) void gemv_rows_avx2(const float* a, int64_t 
                                                          int64_t ldb, int64_t k, int64_t w, float* c) {
   // c[0, w) = sum_p a[p] * B[p, 0..w), eight rows of B per pass, k / 8 rows apart: eight streams
   // in different pages are in flight at once, and c (a few KiB, in L1) is loaded and stored once
-  // per eight rows instead of once per row. On one core of the Xeon (NOTES.md 2026-12-03) GPT-2's
-  // weight matrices streamed at 8.6-9.6 GB/s one row at a time and 9.8-14.3 GB/s this way; eight
-  // adjacent rows were as good for wide matrices but worse than one for 768 columns.
+  // per eight rows instead of once per row. Eight adjacent rows did as well for wide matrices but
+  // worse than one row for 768 columns (NOTES.md, 2026-12-03).
   constexpr int kStreams = 8;
   const int64_t span = k / kStreams;
   for (int64_t j = 0; j < w; ++j) c[j] = 0.0f;
@@ -98,9 +97,8 @@ __attribute__((target("avx2,fma"))) void dots_one_by_one(const float* a, const f
 __attribute__((target("avx2,fma"))) void gemv_dots_avx2(const float* a, const float* b, int64_t ldb, int64_t k,
                                                          int64_t n, float* c) {
   // c[j] = dot(a, B_j) for the rows B_j = b + j * ldb. Eight rows at a time, n / 8 rows apart, so
-  // that eight streams in different pages are in flight at once (one sequential stream read 9.7
-  // GB/s on one core of the Xeon, eight 12; NOTES.md 2026-12-03); a stays in L1, and each row has
-  // its own accumulator, eight independent FMA chains.
+  // that eight streams in different pages are in flight at once (NOTES.md, 2026-12-03); a stays in
+  // L1, and each row has its own accumulator, eight independent FMA chains.
   constexpr int kStreams = 8;
   const int64_t span = n / kStreams;
   for (int64_t j = 0; j < span; ++j) {
