@@ -252,6 +252,8 @@ Grid thread_grid(int nt, int64_t mpanels, int64_t npanels) {
 
 // How far ahead of itself the first panel of A prefetches an unpacked B sliver, in rows (steps).
 constexpr int64_t kLookaheadRows = 16;
+// The most rows of B an unpacked sliver spans (its kc); the packed path keeps the config's kc.
+constexpr int64_t kUnpackedKc = 256;
 
 // Threads pay off from about 128^3 multiply-adds (10 us on one core; waking a thread and two
 // barriers cost a few microseconds when the machine is quiet, much more when it is not).
@@ -280,10 +282,13 @@ void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
   // A sliver's rows lie b_rs apart; where that stride is a multiple of 4 KiB (n = 1024, 3072, ...)
   // they all fall into 1/64 of the L2's sets, and a sliver of 512 rows (2048 lines) evicts itself
   // before its second use: such strides get a shorter kc (on the Xeon, 64 x 768 x 3072 went from
-  // 51-72% of MKL to 100-118%; NOTES.md).
+  // 51-72% of MKL to 100-118%; NOTES.md). Other strides take at most kUnpackedKc rows: a sliver of
+  // 512 rows, each on its own page, ran GPT-2's products at 58-61% (the LM head) to 82-100% of MKL
+  // on one thread, 256 rows at 66-90% to 89-103% (NOTES.md, 2026-12-03).
   const int64_t stride_bytes = g.b_rs * int64_t(sizeof(T));
   const int64_t alias = std::gcd<int64_t>(stride_bytes, 4096);
-  const int64_t KC = std::min({cfg.kc, g.k, std::max<int64_t>(64, 128 * 4096 / std::max<int64_t>(alias, 1))});
+  const int64_t KC =
+      std::min({cfg.kc, kUnpackedKc, g.k, std::max<int64_t>(64, 128 * 4096 / std::max<int64_t>(alias, 1))});
   const int64_t mpanels = (g.m + MR - 1) / MR, slivers = (g.n + NR - 1) / NR;
   auto work = [&](int64_t s0, int64_t s1) {
     T* ap = scratch<T>(1, size_t(mpanels * MR * KC + KC * NR));
