@@ -266,13 +266,15 @@ int threads_for(const GemmArgs& g) {
 }
 
 // C = A B for a product whose rows fit one block of A (m <= mc: GPT-2's layers at a prompt of
-// 64-192 tokens) and whose B is row-major. Each element of B is used only m times there, so packing
+// 64-192 tokens) and whose B is row-major, or a transposed view (the tied LM head, wte^T). Each element of B is used only m times there, so packing
 // it (a read and a write of all of B, then a second read from L3, since B is megabytes) cost more
 // than the copy is worth; the micro-kernel reads B where it lies instead, sliver by sliver. A
 // sliver (kc rows of NR floats, 128 KiB for AVX-512) comes from memory on the first row panel of A,
 // which prefetches its rows ahead (one row per page, which the hardware prefetchers do not follow),
 // and from L2 on the others. Threads take disjoint ranges of slivers and pack A each for
-// themselves (m x k, small next to B), so they never wait for one another.
+// themselves (m x k, small next to B), so they never wait for one another. A transposed B cannot
+// be read as slivers in place; each sliver is packed alone just before its use, so that it is
+// written to and read from L1/L2 instead of going through a kc x nc block in L3.
 template <class T>
 void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
   const T* a = static_cast<const T*>(g.a);
@@ -285,14 +287,14 @@ void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
   // 51-72% of MKL to 100-118%; NOTES.md). Other strides take at most kUnpackedKc rows: a sliver of
   // 512 rows, each on its own page, ran GPT-2's products at 58-61% (the LM head) to 82-100% of MKL
   // on one thread, 256 rows at 66-90% to 89-103% (NOTES.md, 2026-12-03).
-  const int64_t stride_bytes = g.b_rs * int64_t(sizeof(T));
-  const int64_t alias = std::gcd<int64_t>(stride_bytes, 4096);
+  const bool row_major = g.b_cs == 1;
+  const int64_t alias = row_major ? std::gcd<int64_t>(g.b_rs * int64_t(sizeof(T)), 4096) : 1;
   const int64_t KC =
       std::min({cfg.kc, kUnpackedKc, g.k, std::max<int64_t>(64, 128 * 4096 / std::max<int64_t>(alias, 1))});
   const int64_t mpanels = (g.m + MR - 1) / MR, slivers = (g.n + NR - 1) / NR;
   auto work = [&](int64_t s0, int64_t s1) {
     T* ap = scratch<T>(1, size_t(mpanels * MR * KC + KC * NR));
-    T* edge_b = ap + mpanels * MR * KC;  // the last sliver, when it is narrower than NR, packed with zeros
+    T* edge_b = ap + mpanels * MR * KC;  // a packed sliver: the last, if narrower than NR, or any of a transposed B
     for (int64_t pc = 0; pc < g.k; pc += KC) {
       const int64_t kc = std::min(KC, g.k - pc);
       const bool accumulate = pc > 0;
@@ -301,7 +303,10 @@ void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
         const int64_t j0 = s * NR, cols = std::min<int64_t>(NR, g.n - j0);
         const T* bs = b + pc * g.b_rs + j0;
         int64_t b_rs = g.b_rs;
-        if (cols < NR) {
+        if (!row_major) {  // B a transposed view: this sliver packed alone, into L1/L2
+          pack_b_slivers(g, b, pc, kc, j0, 0, 1, NR, edge_b, cfg.isa >= CpuIsa::Avx2);
+          bs = edge_b, b_rs = NR;
+        } else if (cols < NR) {
           for (int64_t p = 0; p < kc; ++p) {
             for (int64_t j = 0; j < cols; ++j) edge_b[p * NR + j] = bs[p * g.b_rs + j];
             for (int64_t j = cols; j < NR; ++j) edge_b[p * NR + j] = T(0);
@@ -311,7 +316,7 @@ void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
         // Prefetching: the first panel of A reads the sliver a few rows ahead of itself (it may come
         // from memory); the other panels fetch the next sliver's rows, a share each, so that it is
         // in cache when its turn comes.
-        const bool next_full = s + 1 < s1 && (s + 2) * NR <= g.n;
+        const bool next_full = row_major && s + 1 < s1 && (s + 2) * NR <= g.n;
         const T* next = next_full ? bs + NR : nullptr;
         const int64_t share = mpanels > 1 ? (kc + mpanels - 2) / (mpanels - 1) : 0;
         for (int64_t ip = 0; ip < mpanels; ++ip) {
@@ -354,7 +359,7 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
   const int64_t NC = std::min(cfg.nc, round_up(g.n, NR));
 
   const int nt = threads_for(g);
-  if (g.b_cs == 1 && g.m <= cfg.mc) return packed_unpacked_b(g, cfg, nt);
+  if ((g.b_cs == 1 || g.b_rs == 1) && g.m <= cfg.mc) return packed_unpacked_b(g, cfg, nt);
   const int64_t mpanels_all = (g.m + MR - 1) / MR;
   const Grid grid = thread_grid(nt, mpanels_all, (NC + NR - 1) / NR);
   T* bp = scratch<T>(0, size_t(KC * NC));                // shared: the packed kc x nc block of B

@@ -186,6 +186,34 @@ TEST_P(MatmulVariants, PackedReadsRowMajorBInPlace) {
   set_num_threads(threads);
 }
 
+// The same path with B a transposed view (the tied LM head, wte^T): each sliver is packed alone
+// just before its use. Ragged row panels, k over several kc blocks, a narrow last sliver, and
+// B's columns lying wider apart than k (a slice of a wider matrix), on one thread and on all.
+TEST_P(MatmulVariants, PackedPacksATransposedBSliverBySliver) {
+  DType dt = GetParam();
+  struct Case {
+    int64_t m, k, n, col_stride;  // B = W^T for W the first k columns of an n x col_stride matrix
+  };
+  const std::vector<Case> cases = {{4, 9, 5, 9}, {64, 768, 130, 770}, {37, 520, 70, 520}, {190, 300, 257, 301}};
+  const int threads = num_threads();
+  for (const Case& cs : cases) {
+    Tensor a = random({cs.m, cs.k}, 13).to(dt);
+    Tensor b = random({cs.n, cs.col_stride}, 14).to(dt).slice(1, 0, cs.k).t();
+    ASSERT_EQ(b.strides()[0], 1);
+    ASSERT_EQ(b.strides()[1], cs.col_stride);
+    const Reference ref = reference(a, b);
+    for (int t : {1, threads}) {
+      set_num_threads(t);
+      for (int isa = 0; isa <= int(cpu::best_cpu_isa()); ++isa) {
+        Tensor c = run_kernel(a, b, [&](const GemmArgs& g) { cpu::gemm_packed(g, cpu::CpuIsa(isa)); });
+        EXPECT_TRUE(close_to(c, ref, dt)) << name(cpu::CpuIsa(isa)) << " threads " << t << " " << cs.m << "x" << cs.k
+                                          << "x" << cs.n << " column stride " << cs.col_stride;
+      }
+    }
+  }
+  set_num_threads(threads);
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, MatmulVariants, ::testing::Values(DType::Float32, DType::Float64),
                          [](const ::testing::TestParamInfo<DType>& i) { return std::string(name(i.param)); });
 
