@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
   options.add_options()
       ("device", "cpu or cuda", cxxopts::value<std::string>()->default_value("cpu"))
       ("sizes", "square sizes n (n x n @ n x n), comma-separated", cxxopts::value<std::string>()->default_value("64,128,256,512,1024,2048"))
-      ("shapes", "extra products MxKxN (M x K @ K x N), comma-separated, e.g. 128x784x256", cxxopts::value<std::string>()->default_value(""))
+      ("shapes", "extra products MxKxN (M x K @ K x N), comma-separated, e.g. 128x784x256; MxKxNt gives B as the transpose of an N x K matrix (a Linear weight, GPT-2's tied LM head)", cxxopts::value<std::string>()->default_value(""))
       ("gpt2-tokens", "rows of the GPT-2 products (0: skip them)", cxxopts::value<int64_t>()->default_value("64"))
       ("variants", "comma-separated; cpu: naive,ikj,blocked,packed,auto,blas (any registered CPU variant), and mkl (the MKL of --python's torch, called in this process). The variants of one shape are timed in turns, one run each per round", cxxopts::value<std::string>()->default_value(""))
       ("python", "the peer's Python, whose torch provides the mkl variant", cxxopts::value<std::string>()->default_value(ember::bench::peer::default_python()))
@@ -144,9 +144,16 @@ int main(int argc, char** argv) {
       char x1 = 0, x2 = 0;
       std::istringstream is(s);
       is >> m >> x1 >> k >> x2 >> n;
-      EMBER_CHECK(!is.fail() && x1 == 'x' && x2 == 'x' && m > 0 && k > 0 && n > 0,
-                  "bench_matmul: --shapes wants MxKxN with positive sizes, got '", s, "'");
-      cfg.cases.push_back({m, k, n, str(m, "x", k, "@", k, "x", n)});
+      std::string rest;
+      const bool ok = !is.fail() && x1 == 'x' && x2 == 'x' && m > 0 && k > 0 && n > 0;
+      if (ok) std::getline(is, rest);
+      EMBER_CHECK(ok && (rest.empty() || rest == "t"),
+                  "bench_matmul: --shapes wants MxKxN with positive sizes, or MxKxNt for B given transposed, got '", s,
+                  "'");
+      Case c{m, k, n, rest == "t" ? str(m, "x", k, "@(", n, "x", k, ")^T") : str(m, "x", k, "@", k, "x", n)};
+      c.b_transposed = rest == "t";
+      EMBER_CHECK(!c.b_transposed || device == "cpu", "bench_matmul: a transposed B (", s, ") is measured on the CPU only");
+      cfg.cases.push_back(c);
     }
     int64_t tokens = ember::cli::flag<int64_t>(args, "gpt2-tokens", 0, 1 << 20);
     if (tokens > 0)
@@ -191,6 +198,7 @@ int main(int argc, char** argv) {
                                 {"m", r.shape.m},
                                 {"k", r.shape.k},
                                 {"n", r.shape.n},
+                                {"b_transposed", r.shape.b_transposed},
                                 {"gflops", r.gflops},
                                 {"gflops_per_cpu_second", r.timing.cpu_median_s > 0 ? r.shape.flops() / r.timing.cpu_median_s * 1e-9 : 0.0},
                                 {"timing", bench::to_json(r.timing)},

@@ -101,7 +101,9 @@ std::vector<Result> run_typed(const Config& cfg) {
   ember::examples::ProgressBar progress("cpu", int(cfg.cases.size()), true, stderr, "shapes");
   Generator gen(cfg.seed);
   for (const Case& s : cfg.cases) {
-    Tensor a = normal({s.m, s.k}, 0, 1, dtype_of<T>::value, &gen), b = normal({s.k, s.n}, 0, 1, dtype_of<T>::value, &gen);
+    Tensor a = normal({s.m, s.k}, 0, 1, dtype_of<T>::value, &gen);
+    Tensor b = normal(s.b_transposed ? Shape{s.n, s.k} : Shape{s.k, s.n}, 0, 1, dtype_of<T>::value, &gen);
+    const int64_t b_rs = s.b_transposed ? 1 : s.n, b_cs = s.b_transposed ? s.k : 1;
     // One output per variant, so that each is validated on its own result and none writes the
     // buffer another is checked on.
     std::vector<Result> rs;
@@ -120,7 +122,7 @@ std::vector<Result> run_typed(const Config& cfg) {
         r.note = mkl_note;
       } else {
         const Kernel& kern = kernels.at(v);
-        GemmArgs g{s.m, s.n, s.k, a.raw_data(), s.k, 1, b.raw_data(), s.n, 1, c.raw_data(), s.n, dtype_of<T>::value};
+        GemmArgs g{s.m, s.n, s.k, a.raw_data(), s.k, 1, b.raw_data(), b_rs, b_cs, c.raw_data(), s.n, dtype_of<T>::value};
         c.zero_();
         kern(g);
         r.max_rel_err = sampled_rel_err<T>(s, a.data<T>(), b.data<T>(), c.data<T>());

@@ -17,7 +17,15 @@ namespace ember::matmul_bench {
 struct Case {
   int64_t m, k, n;
   std::string label;  // "n=1024" or "gpt2 qkv (64x768 @ 768x2304)"
+  // B given as the transpose of an n x k row-major matrix (a Linear weight, GPT-2's tied LM head
+  // wte^T) instead of a row-major k x n one; CPU only.
+  bool b_transposed = false;
   double flops() const { return 2.0 * double(m) * double(n) * double(k); }
+  // Element B[p, j] of the case's B, stored at b.
+  template <class T>
+  T b_at(const T* b, int64_t p, int64_t j) const {
+    return b_transposed ? b[j * k + p] : b[p * n + j];
+  }
 };
 
 struct Config {
@@ -57,7 +65,8 @@ void register_cuda_matmul_bench(MatmulBenchRegistry& r);  // bench_matmul_cuda*.
 #endif
 
 // Validation shared by the back-ends: the largest error of `c` (row-major m x n) over a sample
-// of entries recomputed in float64 from a and b (row-major), relative to sum_p |a_ip b_pj|.
+// of entries recomputed in float64 from a (row-major) and b (as the case stores it), relative to
+// sum_p |a_ip b_pj|.
 template <class T>
 double sampled_rel_err(const Case& s, const T* a, const T* b, const T* c, int samples = 256) {
   double worst = 0;
@@ -67,7 +76,7 @@ double sampled_rel_err(const Case& s, const T* a, const T* b, const T* c, int sa
     int64_t i = int64_t((state >> 33) % uint64_t(s.m)), j = int64_t((state >> 13) % uint64_t(s.n));
     double ref = 0, scale = 0;
     for (int64_t p = 0; p < s.k; ++p) {
-      double x = double(a[i * s.k + p]) * double(b[p * s.n + j]);
+      double x = double(a[i * s.k + p]) * double(s.b_at(b, p, j));
       ref += x;
       scale += x < 0 ? -x : x;
     }
