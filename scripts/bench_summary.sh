@@ -32,7 +32,7 @@ step() { echo; echo "=== bench_summary: $*" >&2; }
 
 for t in $threads; do
   step "sgemm, $t thread(s): Ember packed, OpenBLAS and torch's MKL in turns in one process, then torch.mm from Python"
-  "$bin/bench_matmul" --device cpu --threads "$t" --sizes 256,1024,2048 --gpt2-tokens 64 --shapes 64x768x50257 \
+  "$bin/bench_matmul" --device cpu --threads "$t" --sizes 256,1024,2048 --gpt2-tokens 64 --shapes 64x768x50257,64x768x50257t \
     --variants packed,blas,mkl --python "$PY" --repeats 11 --json "$out/matmul_t$t.json"
   $PEER_ENV "$PY" examples/matmul/peer_torch_mm.py --threads "$t" --sizes 256,1024,2048 \
     --shapes 64x768x2304,64x768x768,64x768x3072,64x3072x768,64x768x50257 --json "$out/matmul_torch_t$t.json"

@@ -79,18 +79,26 @@ def matmul_rows(t, d, threads):
     for r in ember["results"]:
         if r["variant"] != "packed":
             continue
+        transposed = r.get("b_transposed", False)
         shape = (r["m"], r["k"], r["n"])
         def peer(variant):
             return next((b["gflops"] for b in ember["results"] if b["variant"] == variant and
-                         (b["m"], b["k"], b["n"]) == shape and b["gflops"] > 0), None)
+                         (b["m"], b["k"], b["n"]) == shape and b.get("b_transposed", False) == transposed
+                         and b["gflops"] > 0), None)
         blas, mkl = peer("blas"), peer("mkl")
-        label = r["label"] if r["label"].startswith("n=") else f"{r['m']}x{r['k']} @ {r['k']}x{r['n']}"
+        if r["label"].startswith("n="):
+            label = r["label"]
+        elif transposed:
+            label = f"{r['m']}x{r['k']} @ ({r['n']}x{r['k']})^T"
+        else:
+            label = f"{r['m']}x{r['k']} @ {r['k']}x{r['n']}"
         # MKL called in bench_matmul's own process, timed in turns with Ember, where it ran; else
-        # torch.mm timed by the Python peer in a separate run.
+        # torch.mm timed by the Python peer in a separate run (row-major B only).
         if mkl is not None:
             t.add(f"sgemm {label}", threads, r["gflops"], mkl, "MKL (torch's, same process)", "GFLOP/s", True)
         else:
-            t.add(f"sgemm {label}", threads, r["gflops"], tmm.get(shape), "torch.mm (MKL)", "GFLOP/s", True)
+            t.add(f"sgemm {label}", threads, r["gflops"], None if transposed else tmm.get(shape), "torch.mm (MKL)",
+                  "GFLOP/s", True)
         if blas is not None:
             t.add(f"sgemm {label}", threads, r["gflops"], blas, "OpenBLAS", "GFLOP/s", True)
 

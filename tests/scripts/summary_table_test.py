@@ -64,6 +64,20 @@ class SummaryTable(unittest.TestCase):
         self.assertIn("| sgemm n=256 | 1 | 50.0 GFLOP/s | 100.0 GFLOP/s | MKL (torch's, same process) | 0.50x |", out)
         self.assertNotIn("| sgemm n=256 | 1 | 50.0 GFLOP/s | 40.0 GFLOP/s | torch.mm (MKL)", out)
 
+    def test_a_transposed_b_is_its_own_row_against_its_own_peer(self):
+        write(f"{self.dir}/matmul_t1.json", {"results": [
+            {"variant": "packed", "label": "64x768@768x50257", "m": 64, "k": 768, "n": 50257, "gflops": 60.0},
+            {"variant": "mkl", "label": "64x768@768x50257", "m": 64, "k": 768, "n": 50257, "gflops": 80.0},
+            {"variant": "packed", "label": "64x768@(50257x768)^T", "m": 64, "k": 768, "n": 50257,
+             "b_transposed": True, "gflops": 57.0},
+            {"variant": "mkl", "label": "64x768@(50257x768)^T", "m": 64, "k": 768, "n": 50257,
+             "b_transposed": True, "gflops": 60.0}]})
+        out = self.run_script()
+        self.assertIn("| sgemm 64x768 @ 768x50257 | 1 | 60.0 GFLOP/s | 80.0 GFLOP/s | MKL (torch's, same process) | 0.75x |",
+                      out)
+        self.assertIn("| sgemm 64x768 @ (50257x768)^T | 1 | 57.0 GFLOP/s | 60.0 GFLOP/s | MKL (torch's, same process) |"
+                      " 0.95x |", out)
+
     def test_compact_puts_threads_side_by_side(self):
         out = self.run_script("--compact")
         self.assertIn("| sgemm n=256 | OpenBLAS | 50.0 GFLOP/s / 60.0 GFLOP/s (**0.83x**) | "
