@@ -157,6 +157,21 @@ TEST_P(MatmulVariants, PackedEveryInstructionSet) {
     }
 }
 
+// gemm_packed on every instruction set the CPU has, on one thread and on all, against the float64
+// reference; `what` names the case in a failure.
+void expect_packed_matches_on_every_isa(const Tensor& a, const Tensor& b, DType dt, const std::string& what) {
+  const Reference ref = reference(a, b);
+  const int threads = num_threads();
+  for (int t : {1, threads}) {
+    set_num_threads(t);
+    for (int isa = 0; isa <= int(cpu::best_cpu_isa()); ++isa) {
+      Tensor c = run_kernel(a, b, [&](const GemmArgs& g) { cpu::gemm_packed(g, cpu::CpuIsa(isa)); });
+      EXPECT_TRUE(close_to(c, ref, dt)) << name(cpu::CpuIsa(isa)) << " threads " << t << " " << what;
+    }
+  }
+  set_num_threads(threads);
+}
+
 // Products whose rows fit one block of A with a row-major B, which the packed kernel reads in place
 // (packed.cpp's unpacked-B path): rows that leave a ragged row panel, k over several kc blocks
 // (accumulating into C), a last sliver narrower than NR, row strides wider than the row, and row
@@ -168,22 +183,12 @@ TEST_P(MatmulVariants, PackedReadsRowMajorBInPlace) {
   };
   const std::vector<Case> cases = {{4, 9, 5, 5},         {64, 768, 130, 130}, {40, 1100, 200, 1024},
                                    {190, 600, 70, 70},   {37, 1030, 70, 3072}, {96, 520, 300, 303}};
-  const int threads = num_threads();
   for (const Case& cs : cases) {
     Tensor a = random({cs.m, cs.k}, 11).to(dt);
     Tensor b = random({cs.k, cs.row_stride}, 12).to(dt).slice(1, 0, cs.n);
     ASSERT_EQ(b.strides()[0], cs.row_stride);
-    const Reference ref = reference(a, b);
-    for (int t : {1, threads}) {
-      set_num_threads(t);
-      for (int isa = 0; isa <= int(cpu::best_cpu_isa()); ++isa) {
-        Tensor c = run_kernel(a, b, [&](const GemmArgs& g) { cpu::gemm_packed(g, cpu::CpuIsa(isa)); });
-        EXPECT_TRUE(close_to(c, ref, dt)) << name(cpu::CpuIsa(isa)) << " threads " << t << " " << cs.m << "x" << cs.k
-                                          << "x" << cs.n << " row stride " << cs.row_stride;
-      }
-    }
+    expect_packed_matches_on_every_isa(a, b, dt, str(cs.m, "x", cs.k, "x", cs.n, " row stride ", cs.row_stride));
   }
-  set_num_threads(threads);
 }
 
 // The same path with B a transposed view (the tied LM head, wte^T): each sliver is packed alone
@@ -195,23 +200,13 @@ TEST_P(MatmulVariants, PackedPacksATransposedBSliverBySliver) {
     int64_t m, k, n, col_stride;  // B = W^T for W the first k columns of an n x col_stride matrix
   };
   const std::vector<Case> cases = {{4, 9, 5, 9}, {64, 768, 130, 770}, {37, 520, 70, 520}, {190, 300, 257, 301}};
-  const int threads = num_threads();
   for (const Case& cs : cases) {
     Tensor a = random({cs.m, cs.k}, 13).to(dt);
     Tensor b = random({cs.n, cs.col_stride}, 14).to(dt).slice(1, 0, cs.k).t();
     ASSERT_EQ(b.strides()[0], 1);
     ASSERT_EQ(b.strides()[1], cs.col_stride);
-    const Reference ref = reference(a, b);
-    for (int t : {1, threads}) {
-      set_num_threads(t);
-      for (int isa = 0; isa <= int(cpu::best_cpu_isa()); ++isa) {
-        Tensor c = run_kernel(a, b, [&](const GemmArgs& g) { cpu::gemm_packed(g, cpu::CpuIsa(isa)); });
-        EXPECT_TRUE(close_to(c, ref, dt)) << name(cpu::CpuIsa(isa)) << " threads " << t << " " << cs.m << "x" << cs.k
-                                          << "x" << cs.n << " column stride " << cs.col_stride;
-      }
-    }
+    expect_packed_matches_on_every_isa(a, b, dt, str(cs.m, "x", cs.k, "x", cs.n, " column stride ", cs.col_stride));
   }
-  set_num_threads(threads);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, MatmulVariants, ::testing::Values(DType::Float32, DType::Float64),
