@@ -266,10 +266,11 @@ int threads_for(const GemmArgs& g) {
 }
 
 // C = A B for a product whose rows fit one block of A (m <= mc: GPT-2's layers at a prompt of
-// 64-192 tokens) and whose B is row-major, or a transposed view (the tied LM head, wte^T). Each element of B is used only m times there, so packing
-// it (a read and a write of all of B, then a second read from L3, since B is megabytes) cost more
-// than the copy is worth; the micro-kernel reads B where it lies instead, sliver by sliver. A
-// sliver (kc rows of NR floats, 128 KiB for AVX-512) comes from memory on the first row panel of A,
+// 64-192 tokens) and whose B is row-major, or a transposed view (the tied LM head, wte^T). Each
+// element of B is used only m times there, so packing it (a read and a write of all of B, then a
+// second read from L3, since B is megabytes) cost more than the copy is worth; the micro-kernel
+// reads a row-major B where it lies instead, sliver by sliver. A sliver (kc rows of NR floats,
+// 64 KiB for AVX-512 at kc = 256) comes from memory on the first row panel of A,
 // which prefetches its rows ahead (one row per page, which the hardware prefetchers do not follow),
 // and from L2 on the others. Threads take disjoint ranges of slivers and pack A each for
 // themselves (m x k, small next to B), so they never wait for one another. A transposed B cannot
