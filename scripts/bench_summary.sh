@@ -2,7 +2,7 @@
 # The summary benchmarks of README "Performance against PyTorch 2.x": every row of that table,
 # Ember and its peer in the same run, on this machine, then the table itself (summary.md).
 #
-#   scripts/bench_summary.sh [OUTDIR]        (default results/summary; about 25 minutes on 2 cores)
+#   scripts/bench_summary.sh [OUTDIR]        (default results/summary; about 30 minutes on 2 cores)
 #
 # Needs a Release build (build/bin) and the peers of `./run.sh bench-deps` (PyTorch 2.x, SciPy).
 # Each program picks a fair peer itself: OpenBLAS runs on the core examples/common/openblas_core.h
@@ -41,11 +41,10 @@ done
 step "MLP epoch: train_classifier against the PyTorch loop (3 epochs, the first untimed, 3 repeats)"
 examples/classifier/bench_vs_torch.sh "$out/classifier" 3 3
 
-for t in $threads; do
-  step "GPT-2 124M shapes, $t thread(s): prefill of 128 tokens, 32 generated with and without the cache"
-  EMBER_BIN=$bin examples/gpt2/bench_vs_torch.sh "$out/gpt2_t$t" --threads "$t" --prompt-len 128 \
-    --lengths 32 --no-cache-lengths 32 --repeats 3
-done
+# In rounds: Ember and PyTorch take turns three times per thread count and the table takes the
+# medians, since a slow phase of a VM lasts minutes and one run per side can put either ahead.
+step "GPT-2 124M shapes: prefill of 128 tokens, 32 generated with and without the cache, 3 rounds per thread count"
+EMBER_BIN=$bin examples/gpt2/bench_rounds.sh "$out/gpt2_rounds" 3 $threads
 
 for t in $threads; do
   step "attention, $t thread(s): N = 1024, 4096, d = 64, one head, Flash2 and the torch SDPA peer"

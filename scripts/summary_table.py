@@ -116,20 +116,51 @@ def classifier_rows(t, d):
     t.add("MLP 784-256-128-10, one epoch", 2, med.get("ember_t2"), torch2, "PyTorch eager", "ms")  # its best thread layout
 
 
+def median(xs):
+    xs = sorted(xs)
+    k = len(xs)
+    return xs[k // 2] if k % 2 else 0.5 * (xs[k // 2 - 1] + xs[k // 2])
+
+
+def median_run(docs):
+    """One gpt2 bench (or peer) JSON whose figures are the medians of those of `docs` (rounds)."""
+    out = {"prompt_len": docs[0]["prompt_len"], "prefill_s": median([x["prefill_s"] for x in docs]), "rows": []}
+    for r0 in docs[0]["rows"]:
+        same = [r for x in docs for r in x["rows"] if r["generated"] == r0["generated"] and r["cache"] == r0["cache"]]
+        row = {"generated": r0["generated"], "cache": r0["cache"], "tokens_per_s": median([r["tokens_per_s"] for r in same])}
+        if all("decode_tokens_per_s" in r for r in same):
+            row["decode_tokens_per_s"] = median([r["decode_tokens_per_s"] for r in same])
+        out["rows"].append(row)
+    return out
+
+
+def gpt2_runs(d, threads):
+    """(Ember's, PyTorch's, peer label): from gpt2_rounds/rR_tT/ (examples/gpt2/bench_rounds.sh, Ember
+    and PyTorch taking turns; the median of the rounds) where present, else from one run gpt2_tT/."""
+    rounds = []
+    for e_path in sorted(glob.glob(os.path.join(d, "gpt2_rounds", f"r*_t{threads}", "ember.json"))):
+        e, p = load(e_path), load(os.path.join(os.path.dirname(e_path), "torch.json"))
+        if e and p:
+            rounds.append((e, p))
+    if rounds:
+        return (median_run([e for e, _ in rounds]), median_run([p for _, p in rounds]),
+                f"nanoGPT-style PyTorch (median of {len(rounds)} rounds)")
+    return (load(os.path.join(d, f"gpt2_t{threads}", "ember.json")), load(os.path.join(d, f"gpt2_t{threads}", "torch.json")),
+            "nanoGPT-style PyTorch")
+
+
 def gpt2_rows(t, d, threads):
-    e = load(os.path.join(d, f"gpt2_t{threads}", "ember.json"))
-    p = load(os.path.join(d, f"gpt2_t{threads}", "torch.json"))
+    e, p, peer = gpt2_runs(d, threads)
     if not e or not p:
         return
-    t.add(f"GPT-2 124M prefill, {e['prompt_len']} tokens", threads, e["prefill_s"] * 1e3, p["prefill_s"] * 1e3,
-          "nanoGPT-style PyTorch", "ms")
+    t.add(f"GPT-2 124M prefill, {e['prompt_len']} tokens", threads, e["prefill_s"] * 1e3, p["prefill_s"] * 1e3, peer, "ms")
     for a in e["rows"]:
         b = next((r for r in p["rows"] if r["generated"] == a["generated"] and r["cache"] == a["cache"]), None)
         what = f"GPT-2 decode, {a['generated']} tokens, {'KV cache' if a['cache'] else 'no cache'}"
-        t.add(what, threads, a["tokens_per_s"], b and b["tokens_per_s"], "nanoGPT-style PyTorch", "tok/s", True)
+        t.add(what, threads, a["tokens_per_s"], b and b["tokens_per_s"], peer, "tok/s", True)
         if a["cache"] and "decode_tokens_per_s" in a:  # the steps after the prompt's pass alone
             t.add(f"GPT-2 decode with the KV cache, the {a['generated'] - 1} steps after the prompt", threads,
-                  a["decode_tokens_per_s"], b and b.get("decode_tokens_per_s"), "nanoGPT-style PyTorch", "tok/s", True)
+                  a["decode_tokens_per_s"], b and b.get("decode_tokens_per_s"), peer, "tok/s", True)
 
 
 def attention_rows(t, d, threads):

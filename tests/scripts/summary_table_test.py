@@ -78,6 +78,23 @@ class SummaryTable(unittest.TestCase):
         self.assertIn("| sgemm 64x768 @ (50257x768)^T | 1 | 57.0 GFLOP/s | 60.0 GFLOP/s | MKL (torch's, same process) |"
                       " 0.95x |", out)
 
+    def test_gpt2_rounds_give_medians(self):
+        # Three rounds at 2 threads: Ember's prefill 0.2, 0.6, 0.3 s (median 0.3), PyTorch's 0.3 s.
+        for r, (prefill, tps) in enumerate([(0.2, 40.0), (0.6, 10.0), (0.3, 30.0)], 1):
+            write(f"{self.dir}/gpt2_rounds/r{r}_t2/ember.json", {"prompt_len": 128, "prefill_s": prefill,
+                  "rows": [{"generated": 32, "cache": True, "tokens_per_s": tps, "decode_tokens_per_s": tps + 5}]})
+            write(f"{self.dir}/gpt2_rounds/r{r}_t2/torch.json", {"prompt_len": 128, "prefill_s": 0.3,
+                  "rows": [{"generated": 32, "cache": True, "tokens_per_s": 20.0, "decode_tokens_per_s": 25.0}]})
+        write(f"{self.dir}/matmul_t2.json", {"results": []})
+        out = self.run_script()
+        peer = "nanoGPT-style PyTorch (median of 3 rounds)"
+        self.assertIn(f"| GPT-2 124M prefill, 128 tokens | 2 | 300.0 ms | 300.0 ms | {peer} | 1.00x |", out)
+        self.assertIn(f"| GPT-2 decode, 32 tokens, KV cache | 2 | 30.00 tok/s | 20.00 tok/s | {peer} | 1.50x |", out)
+        self.assertIn(f"| GPT-2 decode with the KV cache, the 31 steps after the prompt | 2 | 35.00 tok/s | 25.00 tok/s |"
+                      f" {peer} | 1.40x |", out)
+        # The single run of 1 thread is still read as before.
+        self.assertIn("| GPT-2 124M prefill, 128 tokens | 1 | 500.0 ms | 250.0 ms | nanoGPT-style PyTorch | 0.50x |", out)
+
     def test_compact_puts_threads_side_by_side(self):
         out = self.run_script("--compact")
         self.assertIn("| sgemm n=256 | OpenBLAS | 50.0 GFLOP/s / 60.0 GFLOP/s (**0.83x**) | "
