@@ -2,7 +2,7 @@
 # The summary benchmarks of README "Performance against PyTorch 2.x": every row of that table,
 # Ember and its peer in the same run, on this machine, then the table itself (summary.md).
 #
-#   scripts/bench_summary.sh [OUTDIR]        (default results/summary; about 30 minutes on 2 cores)
+#   scripts/bench_summary.sh [OUTDIR]        (default results/summary; about 35 minutes on 2 cores)
 #
 # Needs a Release build (build/bin) and the peers of `./run.sh bench-deps` (PyTorch 2.x, SciPy).
 # Each program picks a fair peer itself: OpenBLAS runs on the core examples/common/openblas_core.h
@@ -46,10 +46,12 @@ examples/classifier/bench_vs_torch.sh "$out/classifier" 3 3
 step "GPT-2 124M shapes: prefill of 128 tokens, 32 generated with and without the cache, 3 rounds per thread count"
 EMBER_BIN=$bin examples/gpt2/bench_rounds.sh "$out/gpt2_rounds" 3 $threads
 
-for t in $threads; do
-  step "attention, $t thread(s): N = 1024, 4096, d = 64, one head, Flash2 and the torch SDPA peer"
-  OMP_NUM_THREADS=$t "$bin/bench_attention" --peer --python "$PY" --seq 1024,4096 --head-dim 64 --causal both \
-    --impls flash2 --repeats 5 --json "$out/attention_t$t.json"
+for r in 1 2 3; do  # rounds, as for GPT-2 (each runs Ember's cases, then SDPA's); the table takes medians
+  for t in $threads; do
+    step "attention, round $r of 3, $t thread(s): N = 1024, 4096, d = 64, one head, Flash2 and the torch SDPA peer"
+    OMP_NUM_THREADS=$t "$bin/bench_attention" --peer --python "$PY" --seq 1024,4096 --head-dim 64 --causal both \
+      --impls flash2 --repeats 5 --json "$out/attention_t${t}_r$r.json"
+  done
 done
 
 step "recorded-op overhead and an MLP step against PyTorch eager"

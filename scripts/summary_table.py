@@ -164,15 +164,27 @@ def gpt2_rows(t, d, threads):
 
 
 def attention_rows(t, d, threads):
-    doc = load(os.path.join(d, f"attention_t{threads}.json"))
-    if not doc:
+    """From attention_tT_rR.json (rounds: the median of each side over them) where present, else
+    from the one run attention_tT.json."""
+    docs = [x for x in (load(p) for p in sorted(glob.glob(os.path.join(d, f"attention_t{threads}_r*.json")))) if x]
+    rounds = len(docs)
+    if not docs:
+        doc = load(os.path.join(d, f"attention_t{threads}.json"))
+        docs = [doc] if doc else []
+    if not docs:
         return
-    for r in doc["results"]:
-        if r["impl"] != "flash2" or "torch" not in r:
-            continue
-        what = f"attention {r['mode']}, N={r['n']}, d={r['d']}{', causal' if r['causal'] else ''}"
-        t.add(what, threads, r["median_ms"], r["torch"]["ms"], "torch SDPA" if "sdpa" in r["torch"]["impl"].lower()
-              or "scaled" in r["torch"]["impl"] else r["torch"]["impl"], "ms")
+    by = {}
+    for doc in docs:
+        for r in doc["results"]:
+            if r["impl"] == "flash2" and "torch" in r:
+                by.setdefault((r["mode"], r["n"], r["d"], r["causal"]), []).append(r)
+    for (mode, n, dim, causal), rs in by.items():
+        impl = rs[0]["torch"]["impl"]
+        peer = "torch SDPA" if "sdpa" in impl.lower() or "scaled" in impl else impl
+        if rounds:
+            peer += f" (median of {rounds} rounds)"
+        t.add(f"attention {mode}, N={n}, d={dim}{', causal' if causal else ''}", threads,
+              median([r["median_ms"] for r in rs]), median([r["torch"]["ms"] for r in rs]), peer, "ms")
 
 
 def autograd_rows(t, d, threads):

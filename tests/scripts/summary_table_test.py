@@ -95,6 +95,18 @@ class SummaryTable(unittest.TestCase):
         # The single run of 1 thread is still read as before.
         self.assertIn("| GPT-2 124M prefill, 128 tokens | 1 | 500.0 ms | 250.0 ms | nanoGPT-style PyTorch | 0.50x |", out)
 
+    def test_attention_rounds_give_medians(self):
+        def doc(ember_ms, torch_ms):
+            return {"results": [{"impl": "flash2", "mode": "fwd", "n": 1024, "d": 64, "causal": False,
+                                 "median_ms": ember_ms, "torch": {"impl": "scaled_dot_product_attention", "ms": torch_ms}}]}
+        for r, (e, p) in enumerate([(2.0, 3.0), (9.0, 4.0), (3.0, 6.0)], 1):
+            write(f"{self.dir}/attention_t1_r{r}.json", doc(e, p))
+        write(f"{self.dir}/attention_t1.json", doc(100.0, 1.0))  # a single run beside rounds is not read
+        out = self.run_script()
+        self.assertIn("| attention fwd, N=1024, d=64 | 1 | 3.000 ms | 4.000 ms | torch SDPA (median of 3 rounds) | 1.33x |",
+                      out)
+        self.assertNotIn("100.0 ms", out)
+
     def test_compact_puts_threads_side_by_side(self):
         out = self.run_script("--compact")
         self.assertIn("| sgemm n=256 | OpenBLAS | 50.0 GFLOP/s / 60.0 GFLOP/s (**0.83x**) | "
