@@ -48,10 +48,10 @@ void gemv_impl(const GemmArgs& g) {
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-// The float32 hot path, with AVX2 kernels. Threads are given whole rows of B so that each reads
-// one sequential stream: for row-major B each thread sums its slice of B's rows into its own
-// partial c (added up at the end, n floats per extra thread); for transposed B each thread takes
-// a range of c, i.e. a range of B's rows.
+// The float32 hot path, with AVX2 kernels. Threads are given contiguous ranges of B's rows (which
+// the kernels read as eight streams each): for row-major B each thread sums its slice of B's rows
+// into its own partial c (added up at the end, n floats per extra thread); for transposed B each
+// thread takes a range of c, i.e. a range of B's rows.
 bool gemv_avx2(const GemmArgs& g) {
   static const bool usable = best_cpu_isa() >= CpuIsa::Avx2;
   if (!usable) return false;
