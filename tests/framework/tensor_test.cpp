@@ -435,6 +435,30 @@ TEST(TensorMemory, GrowingShapesDoNotGrowTheCacheWithoutBound) {
   EXPECT_EQ(memory_stats().cached_bytes, cached - (int64_t(4) << 20));
 }
 
+TEST(TensorMemory, LargeBlocksStartOnAHugePageAndCountTheirRequestedSize) {
+  // A block of 2 MiB or more is placed on a 2 MiB boundary (for transparent huge pages) and rounded
+  // up to whole huge pages underneath; the statistics still count the requested bytes, every byte
+  // of it is usable, and a freed block is reused for the same size.
+  const int64_t n = (int64_t(3) << 20) / 4 + 25;  // 3 MiB + 100 bytes of float32
+  const int64_t bytes = (n * 4 + 63) / 64 * 64;
+  const MemoryStats s0 = memory_stats();
+  const void* first = nullptr;
+  {
+    Tensor t = empty({n}, DType::Float32);
+    first = t.data<float>();
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % (uintptr_t(2) << 20), 0u);
+    EXPECT_EQ(memory_stats().current_bytes - s0.current_bytes, bytes);
+    float* p = t.data<float>();
+    for (int64_t i = 0; i < n; ++i) p[i] = float(i % 1000);
+    EXPECT_EQ(p[n - 1], float((n - 1) % 1000));
+  }
+  Tensor again = empty({n}, DType::Float32);
+  EXPECT_EQ(static_cast<const void*>(again.data<float>()), first);
+  // Blocks below 2 MiB keep the 64-byte alignment and no more is promised.
+  Tensor small = empty({1000}, DType::Float32);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data<float>()) % 64, 0u);
+}
+
 TEST(TensorMemory, ParseDevice) {
   EXPECT_EQ(parse_device("cpu"), Device::CPU);
   EXPECT_EQ(parse_device("cuda"), Device::CUDA);

@@ -1,9 +1,10 @@
 // AVX2+FMA matrix-vector kernels for float32, chosen at run time (gemv.cpp). A generation step is
 // a chain of these, each streaming a weight matrix from DRAM once, so they are written for memory
 // bandwidth: several FMA chains run side by side (a one-accumulator dot product was latency-
-// bound), and both kernels read eight rows of B at once, which keeps more cache-line requests in
-// flight than one sequential stream does (the row kernel also loads and stores c once per eight
-// rows). Measured in NOTES.md ("GEMV for generation", and 2026-12-03 for the eight rows).
+// bound), and both kernels read several rows of B at once (gemv_streams()), which keeps more
+// cache-line requests in flight than one sequential stream does (the row kernel also loads and
+// stores c once per group of rows). Measured in NOTES.md ("GEMV for generation", and 2026-12-03
+// for the eight rows on an Intel Xeon and the four on a Zen 4).
 #include "ops/matmul/cpu/gemv_avx2.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -23,15 +24,13 @@ __attribute__((target("avx2,fma"))) float hsum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-}  // namespace
-
-__attribute__((target("avx2,fma"))) void gemv_rows_avx2(const float* a, int64_t a_stride, const float* b,
-                                                         int64_t ldb, int64_t k, int64_t w, float* c) {
-  // c[0, w) = sum_p a[p] * B[p, 0..w), eight rows of B per pass, k / 8 rows apart: eight streams
-  // in different pages are in flight at once, and c (a few KiB, in L1) is loaded and stored once
-  // per eight rows instead of once per row. Eight adjacent rows did as well for wide matrices but
-  // worse than one row for 768 columns (NOTES.md, 2026-12-03).
-  constexpr int kStreams = 8;
+// c[0, w) = sum_p a[p] * B[p, 0..w), kStreams rows of B per pass, k / kStreams rows apart: that
+// many streams in different pages are in flight at once, and c (a few KiB, in L1) is loaded and
+// stored once per group instead of once per row. On the Xeon, eight adjacent rows did as well for
+// wide matrices but worse than one row for 768 columns (NOTES.md, 2026-12-03).
+template <int kStreams>
+__attribute__((target("avx2,fma"))) void rows_apart(const float* a, int64_t a_stride, const float* b, int64_t ldb,
+                                                     int64_t k, int64_t w, float* c) {
   const int64_t span = k / kStreams;
   for (int64_t j = 0; j < w; ++j) c[j] = 0.0f;
   for (int64_t p = 0; p < span; ++p) {
@@ -57,7 +56,7 @@ __attribute__((target("avx2,fma"))) void gemv_rows_avx2(const float* a, int64_t 
       c[j] = x;
     }
   }
-  for (int64_t p = kStreams * span; p < k; ++p) {  // the last k mod 8 rows, one at a time
+  for (int64_t p = kStreams * span; p < k; ++p) {  // the last k mod kStreams rows, one at a time
     const float* r = b + p * ldb;
     const float s = a[p * a_stride];
     const __m256 av = _mm256_set1_ps(s);
@@ -66,8 +65,6 @@ __attribute__((target("avx2,fma"))) void gemv_rows_avx2(const float* a, int64_t 
     for (; j < w; ++j) c[j] += s * r[j];
   }
 }
-
-namespace {
 
 // c[j] = dot(a, B_j) for the rows B_j = b + j * ldb, one row at a time with four accumulators and
 // a prefetch ahead (the tail of gemv_dots_avx2).
@@ -92,14 +89,12 @@ __attribute__((target("avx2,fma"))) void dots_one_by_one(const float* a, const f
   }
 }
 
-}  // namespace
-
-__attribute__((target("avx2,fma"))) void gemv_dots_avx2(const float* a, const float* b, int64_t ldb, int64_t k,
-                                                         int64_t n, float* c) {
-  // c[j] = dot(a, B_j) for the rows B_j = b + j * ldb. Eight rows at a time, n / 8 rows apart, so
-  // that eight streams in different pages are in flight at once (NOTES.md, 2026-12-03); a stays in
-  // L1, and each row has its own accumulator, eight independent FMA chains.
-  constexpr int kStreams = 8;
+// c[j] = dot(a, B_j) for the rows B_j = b + j * ldb. kStreams rows at a time, n / kStreams rows
+// apart, so that as many streams in different pages are in flight at once; a stays in L1, and each
+// row has its own accumulator, kStreams independent FMA chains.
+template <int kStreams>
+__attribute__((target("avx2,fma"))) void dots_apart(const float* a, const float* b, int64_t ldb, int64_t k,
+                                                     int64_t n, float* c) {
   const int64_t span = n / kStreams;
   for (int64_t j = 0; j < span; ++j) {
     const float* r[kStreams];
@@ -117,6 +112,30 @@ __attribute__((target("avx2,fma"))) void gemv_dots_avx2(const float* a, const fl
     }
   }
   dots_one_by_one(a, b + kStreams * span * ldb, ldb, k, n - kStreams * span, c + kStreams * span);
+}
+
+}  // namespace
+
+int gemv_streams() {
+  // One core of the Zen 4 read GPT-2's weights at 25-29 GB/s with two to four rows side by side
+  // and at 21-24 with eight; the Xeon's best was eight (10-14 GB/s against 8.6-9.6 for one row).
+  // AMD's other cores are not measured and take the Zen 4's choice (NOTES.md, 2026-12-03).
+  static const int streams = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_is("amd") ? 4 : 8;
+  }();
+  return streams;
+}
+
+void gemv_rows_avx2(const float* a, int64_t a_stride, const float* b, int64_t ldb, int64_t k, int64_t w, float* c,
+                    int streams) {
+  if (streams <= 4) rows_apart<4>(a, a_stride, b, ldb, k, w, c);
+  else rows_apart<8>(a, a_stride, b, ldb, k, w, c);
+}
+
+void gemv_dots_avx2(const float* a, const float* b, int64_t ldb, int64_t k, int64_t n, float* c, int streams) {
+  if (streams <= 4) dots_apart<4>(a, b, ldb, k, n, c);
+  else dots_apart<8>(a, b, ldb, k, n, c);
 }
 
 __attribute__((target("avx2,fma"))) void add_into_avx2(float* c, const float* x, int64_t n) {

@@ -4,10 +4,17 @@
 
 namespace ember::cpu {
 
+// How many rows of B the kernels below read side by side on this CPU (4 or 8), detected once: the
+// number that kept the most of the memory bandwidth busy where it was measured.
+int gemv_streams();
 // c[0, w) = a . B for B row-major with row stride ldb (k rows, w columns read); a strided by a_stride.
-void gemv_rows_avx2(const float* a, int64_t a_stride, const float* b, int64_t ldb, int64_t k, int64_t w, float* c);
+// `streams` rows of B at a time (4 or 8; up to 4 means 4), k / streams rows apart.
+void gemv_rows_avx2(const float* a, int64_t a_stride, const float* b, int64_t ldb, int64_t k, int64_t w, float* c,
+                    int streams = gemv_streams());
 // c[j] = dot(a[0, k), b + j * ldb) for j in [0, n): B's columns stored as contiguous rows; a contiguous.
-void gemv_dots_avx2(const float* a, const float* b, int64_t ldb, int64_t k, int64_t n, float* c);
+// `streams` rows at a time (4 or 8), n / streams rows apart.
+void gemv_dots_avx2(const float* a, const float* b, int64_t ldb, int64_t k, int64_t n, float* c,
+                    int streams = gemv_streams());
 // c[0, n) += x[0, n): sums the per-thread partial results of gemv_rows_avx2.
 void add_into_avx2(float* c, const float* x, int64_t n);
 
