@@ -78,10 +78,11 @@ class CpuCachingAllocator : public Allocator {
  private:
   static size_t round(size_t b) { return b == 0 ? 64 : (b + 63) / 64 * 64; }
   // Blocks of 2 MiB or more start on a 2 MiB boundary and ask Linux for transparent huge pages
-  // (where THP is "madvise", Debian's default, nothing else gets them): GPT-2's decode steps, which
-  // stream every weight once, ran 11-37% slower on one thread of a Zen 4 from 4 KiB pages (NOTES.md,
-  // 2026-12-03; a TLB walk per 4 KiB and prefetchers that stop at 4 KiB boundaries are the likely
-  // causes, not separated). The block is rounded up to whole huge pages; the statistics and the
+  // (where THP is set to "madvise", as on the VMs measured here, nothing else gets them): GPT-2's
+  // one-thread decode steps, which stream every weight once, ran 1.11-1.37x faster on a Zen 4 with
+  // them (with the GEMV's four rows, whose own share the runs could not separate; NOTES.md,
+  // 2026-12-03). A TLB walk per 4 KiB and prefetchers that stop at 4 KiB boundaries are the likely
+  // causes, not measured apart. The block is rounded up to whole huge pages; the statistics and the
   // cache keep the requested size, so the rounding stays invisible to them.
   static constexpr size_t kHugePage = size_t(2) << 20;
   static void* allocate_huge(size_t size) {

@@ -97,8 +97,9 @@ inline double sum_streams(const float* x, int64_t len, int rows) {
 }
 
 // An array on 2 MiB pages where Linux grants them, as Ember's allocator places every block of 2 MiB
-// or more (framework/storage.cpp): the probe bounds reads of such tensors, and on the Zen 4 4 KiB
-// pages read a decode step's weights 10-30% slower (NOTES.md, 2026-12-03).
+// or more (framework/storage.cpp): the probe bounds reads of such tensors, and a probe of a decode
+// step's GEMVs on a Zen 4 read them 1.1x faster from huge pages than from 4 KiB ones (NOTES.md,
+// 2026-12-03).
 struct HugeArray {
   static constexpr size_t kPage = size_t(2) << 20;
   float* data;

@@ -117,9 +117,10 @@ __attribute__((target("avx2,fma"))) void dots_apart(const float* a, const float*
 }  // namespace
 
 int gemv_streams() {
-  // One core of the Zen 4 read GPT-2's weights at 25-29 GB/s with two to four rows side by side
-  // and at 21-24 with eight; the Xeon's best was eight (10-14 GB/s against 8.6-9.6 for one row).
-  // AMD's other cores are not measured and take the Zen 4's choice (NOTES.md, 2026-12-03).
+  // In a probe of these kernels, one core of the Zen 4 read GPT-2's weights at 25-29 GB/s with two
+  // to four rows side by side and at 21-24 with eight (whole decode runs were too noisy to tell
+  // four from eight); the Xeon's best was eight (10-14 GB/s against 8.6-9.6 for one row). AMD's
+  // other cores are not measured and take the Zen 4's choice (NOTES.md, 2026-12-03).
   static const int streams = [] {
     __builtin_cpu_init();
     return __builtin_cpu_is("amd") ? 4 : 8;

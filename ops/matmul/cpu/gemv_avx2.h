@@ -8,7 +8,7 @@ namespace ember::cpu {
 // number that kept the most of the memory bandwidth busy where it was measured.
 int gemv_streams();
 // c[0, w) = a . B for B row-major with row stride ldb (k rows, w columns read); a strided by a_stride.
-// `streams` rows of B at a time (4 or 8; up to 4 means 4), k / streams rows apart.
+// `streams` rows of B at a time (4 or 8: any value up to 4 reads 4, above it 8), k / streams apart.
 void gemv_rows_avx2(const float* a, int64_t a_stride, const float* b, int64_t ldb, int64_t k, int64_t w, float* c,
                     int streams = gemv_streams());
 // c[j] = dot(a[0, k), b + j * ldb) for j in [0, n): B's columns stored as contiguous rows; a contiguous.
