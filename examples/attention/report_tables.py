@@ -6,10 +6,12 @@
     python3 examples/attention/report_tables.py blockm JSON...    the effect of M on Algorithm 1
     python3 examples/attention/report_tables.py grid JSON...      torch / Ember per configuration,
                                                                   one column per pass and thread count
+                                                                  (the median where rounds repeat a cell)
 
 Only the standard library: it runs under any python3.
 """
 import json
+import statistics
 import sys
 
 MIB = 1024.0 * 1024.0
@@ -75,17 +77,19 @@ def peer(docs):
 
 
 def grid(docs):
-    """torch SDPA time / Ember Flash2 time (> 1: Ember is faster), a row per (B*H, N, d, causal)."""
+    """torch SDPA time / Ember Flash2 time (> 1: Ember is faster), a row per (B*H, N, d, causal).
+    A cell measured in several files (rounds of the same grid) shows the median of its ratios."""
     cells, threads = {}, sorted({doc["threads"] for doc in docs})
     for doc in docs:
         for (n, d, c, m, bh), v in rows_of(doc).items():
             r = v.get("flash2")
             if r is not None and r.get("torch"):
-                cells[(bh, n, d, c)] = cells.get((bh, n, d, c), {})
-                cells[(bh, n, d, c)][(m, doc["threads"])] = r["torch"]["ms"] / r["median_ms"]
+                cell = cells.setdefault((bh, n, d, c), {})
+                cell.setdefault((m, doc["threads"]), []).append(r["torch"]["ms"] / r["median_ms"])
     cols = [(m, t) for m in ("fwd", "fwd+bwd") for t in threads]
     head = ["B*H", "N", "d", "causal"] + ["{} {}t".format(m, t) for m, t in cols]
-    lines = [[str(bh), str(n), str(d), "yes" if c else "no"] + [fmt(v.get(col)) for col in cols]
+    median = lambda xs: None if not xs else statistics.median(xs)
+    lines = [[str(bh), str(n), str(d), "yes" if c else "no"] + [fmt(median(v.get(col))) for col in cols]
              for (bh, n, d, c), v in sorted(cells.items())]
     table(head, lines)
 

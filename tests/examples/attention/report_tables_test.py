@@ -57,6 +57,13 @@ class ReportTables(unittest.TestCase):
         self.assertIn("| B*H | N | d | causal | fwd 1t | fwd 2t | fwd+bwd 1t | fwd+bwd 2t |", out)
         self.assertIn("| 1 | 512 | 64 | no | 0.50 | 1.50 | - | - |", out)
 
+    def test_grid_takes_the_median_of_rounds(self):
+        # Three rounds of one cell: ratios 0.5, 2.0 and 1.5; the median is 1.5, not the mean (1.33).
+        rounds = [{"threads": 2, "heads": 1, "batch": 1, "results": [result("flash2", 512, ms, False, "fwd", 2.0)]}
+                  for ms in (4.0, 1.0, 2.0 / 1.5)]
+        out = self.run_script("grid", *(self.write(doc) for doc in rounds))
+        self.assertIn("| 1 | 512 | 64 | no | 1.50 | - |", out)
+
     def test_blockm_derives_blocks(self):
         doc = {"threads": 2, "heads": 1, "batch": 1, "block_m": 16384, "results": [result("flash", 4096, 7.0)]}
         out = self.run_script("blockm", self.write(doc))
