@@ -19,11 +19,16 @@ namespace {
 template <class T>
 using FortranGemm = void (*)(const char*, const char*, const int*, const int*, const int*, const T*, const T*,
                              const int*, const T*, const int*, const T*, T*, const int*);
+template <class T>
+using FortranGemv = void (*)(const char*, const int*, const int*, const T*, const T*, const int*, const T*, const int*,
+                             const T*, T*, const int*);
 
 struct Mkl {
   MklPeer peer;
   FortranGemm<float> sgemm = nullptr;
   FortranGemm<double> dgemm = nullptr;
+  FortranGemv<float> sgemv = nullptr;
+  FortranGemv<double> dgemv = nullptr;
   int (*set_num_threads)(int) = nullptr;  // MKL_Set_Num_Threads_Local: returns the previous setting
 };
 
@@ -44,10 +49,12 @@ void try_open(const std::string& library, const std::vector<std::string>& preloa
   }
   m.sgemm = reinterpret_cast<FortranGemm<float>>(dlsym(lib, "sgemm_"));
   m.dgemm = reinterpret_cast<FortranGemm<double>>(dlsym(lib, "dgemm_"));
+  m.sgemv = reinterpret_cast<FortranGemv<float>>(dlsym(lib, "sgemv_"));
+  m.dgemv = reinterpret_cast<FortranGemv<double>>(dlsym(lib, "dgemv_"));
   m.set_num_threads = reinterpret_cast<int (*)(int)>(dlsym(lib, "MKL_Set_Num_Threads_Local"));
   auto version = reinterpret_cast<void (*)(char*, int)>(dlsym(lib, "MKL_Get_Version_String"));
-  if (!m.sgemm || !m.dgemm || !m.set_num_threads || !version) {
-    m.peer.error = str(library, " does not export MKL's sgemm_, dgemm_, MKL_Set_Num_Threads_Local and "
+  if (!m.sgemm || !m.dgemm || !m.sgemv || !m.dgemv || !m.set_num_threads || !version) {
+    m.peer.error = str(library, " does not export MKL's sgemm_, dgemm_, sgemv_, dgemv_, MKL_Set_Num_Threads_Local and "
                        "MKL_Get_Version_String (expected PyPI's torch 2.x libtorch_cpu.so or libmkl_rt.so)");
     return;
   }
@@ -90,6 +97,30 @@ void gemm(const Mkl& m, const GemmArgs& g) {
   if constexpr (std::is_same_v<T, float>) f = m.sgemm;
   else f = m.dgemm;
   f(&b.trans, &a.trans, &M, &N, &K, &one, b.data, &b.ld, a.data, &a.ld, &zero, static_cast<T*>(g.c), &ldc);
+}
+
+// c = a B (m == 1) or c = A b (n == 1) through gemv, the call torch.mv makes: the matrix read in
+// place when its rows or columns are contiguous, copied otherwise; the vectors with their strides.
+template <class T>
+void gemv(const Mkl& m, const GemmArgs& g) {
+  const bool row = g.m == 1;
+  // The matrix M (rows x cols, strides rs, cs): B for a row vector times B (y = M^T x), A for A
+  // times a column vector (y = M x).
+  const int64_t rows = row ? g.k : g.m, cols = row ? g.n : g.k;
+  const int64_t rs = row ? g.b_rs : g.a_rs, cs = row ? g.b_cs : g.a_cs;
+  const T* x = static_cast<const T*>(row ? g.a : g.b);
+  const int incx = int(row ? g.a_cs : g.b_rs), incy = int(row ? 1 : g.c_rs);
+  std::vector<T> copy;
+  const Operand<T> op = operand(static_cast<const T*>(row ? g.b : g.a), rows, cols, rs, cs, copy);
+  // 'N': the column-major view is M^T (cols x rows); 'T': it is M (rows x cols).
+  const bool view_is_mt = op.trans == 'N';
+  const char trans = view_is_mt == row ? 'N' : 'T';
+  const int mf = int(view_is_mt ? cols : rows), nf = int(view_is_mt ? rows : cols);
+  const T one = 1, zero = 0;
+  FortranGemv<T> f;
+  if constexpr (std::is_same_v<T, float>) f = m.sgemv;
+  else f = m.dgemv;
+  f(&trans, &mf, &nf, &one, op.data, &op.ld, x, &incx, &zero, static_cast<T*>(g.c), &incy);
 }
 
 }  // namespace
@@ -138,6 +169,18 @@ void mkl_gemm(const GemmArgs& g) {
   if (g.m == 0 || g.n == 0) return;
   if (g.dtype == DType::Float32) gemm<float>(m, g);
   else gemm<double>(m, g);
+}
+
+void mkl_gemv(const GemmArgs& g) {
+  const Mkl& m = state();
+  EMBER_CHECK(m.peer.ok(), "mkl_gemv needs MKL: ", m.peer.error);
+  EMBER_CHECK(g.m == 1 || g.n == 1, "mkl_gemv: expected one row of A or one column of B, got m=", g.m, " n=", g.n);
+  EMBER_CHECK(g.m < INT_MAX && g.n < INT_MAX && g.k < INT_MAX && g.c_rs < INT_MAX && g.a_cs < INT_MAX &&
+                  g.b_rs < INT_MAX,
+              "mkl_gemv needs dimensions and strides below 2^31, got m=", g.m, " n=", g.n, " k=", g.k);
+  if (g.m == 0 || g.n == 0) return;
+  if (g.dtype == DType::Float32) gemv<float>(m, g);
+  else gemv<double>(m, g);
 }
 
 void mkl_set_threads(int threads) {

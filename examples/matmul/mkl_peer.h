@@ -23,7 +23,7 @@ struct MklPeer {
   bool ok() const { return error.empty(); }
 };
 
-// Opens `library` (a libtorch_cpu.so or libmkl_rt.so exporting sgemm_, dgemm_,
+// Opens `library` (a libtorch_cpu.so or libmkl_rt.so exporting sgemm_, dgemm_, sgemv_, dgemv_,
 // MKL_Set_Num_Threads_Local and MKL_Get_Version_String). Once one has opened, later calls return it
 // whatever their argument; after a failure the next call tries its own. `preload`: libraries to
 // open first (torch's CUDA runtime, which libtorch_cpu.so needs and which pip installs outside the
@@ -38,6 +38,9 @@ const MklPeer& mkl_from_python(const std::string& python);
 // rows or columns are contiguous are passed as they are (transposed where need be), others copied.
 // ember::Error when no MKL is open.
 void mkl_gemm(const GemmArgs& g);
+// C = A B for one row of A (m == 1) or one column of B (n == 1) through MKL's gemv, the call
+// torch.mv makes. ember::Error for other shapes, or when no MKL is open.
+void mkl_gemv(const GemmArgs& g);
 void mkl_set_threads(int threads);
 
 }  // namespace ember::matmul_bench

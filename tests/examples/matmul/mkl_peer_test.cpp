@@ -29,8 +29,9 @@ TEST(MklPeer, AMissingLibraryIsRefusedWithItsPath) {
   }
 }
 
+// `gemv`: through mkl_gemv (m or n is 1), else mkl_gemm.
 template <class T>
-void check(int64_t m, int64_t k, int64_t n, bool trans_a, bool trans_b, int64_t pad) {
+void check(int64_t m, int64_t k, int64_t n, bool trans_a, bool trans_b, int64_t pad, bool gemv = false) {
   Generator gen(uint64_t(m * 131 + k * 17 + n));
   std::vector<T> a(size_t(m * (k + pad) + k * (m + pad))), b(size_t(k * (n + pad) + n * (k + pad)));
   for (auto& x : a) x = T(gen.normal());
@@ -39,7 +40,8 @@ void check(int64_t m, int64_t k, int64_t n, bool trans_a, bool trans_b, int64_t 
   const int64_t b_rs = trans_b ? 1 : n + pad, b_cs = trans_b ? k + pad : 1;
   std::vector<T> c(size_t(m * (n + pad)), T(12345));
   GemmArgs g{m, n, k, a.data(), a_rs, a_cs, b.data(), b_rs, b_cs, c.data(), n + pad, dtype_of<T>::value};
-  mkl_gemm(g);
+  if (gemv) mkl_gemv(g);
+  else mkl_gemm(g);
   const double rtol = std::is_same_v<T, float> ? 2e-5 : 1e-13;
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
@@ -50,7 +52,7 @@ void check(int64_t m, int64_t k, int64_t n, bool trans_a, bool trans_b, int64_t 
       }
       ASSERT_LE(std::abs(double(c[size_t(i * (n + pad) + j)]) - ref), 1e-6 + rtol * scale)
           << m << "x" << k << "x" << n << " transA " << trans_a << " transB " << trans_b << " pad " << pad << " at " << i
-          << "," << j;
+          << "," << j << (gemv ? " (gemv)" : "");
     }
 }
 
@@ -70,6 +72,17 @@ TEST(MklPeer, TorchsMklMatchesAFloat64Reference) {
           check<float>(m, k, n, ta, tb, pad);
           check<double>(m, k, n, ta, tb, pad);
         }
+  // gemv: one row of A times B, or A times one column of B, every layout of the matrix; pad > 0
+  // also strides the vectors (a row of a taller A, a column of a wider B).
+  for (auto [m, k, n] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{1, 1, 1}, {1, 37, 53}, {61, 45, 1}, {1, 300, 7}})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (int64_t pad : {0, 3}) {
+          check<float>(m, k, n, ta, tb, pad, true);
+          check<double>(m, k, n, ta, tb, pad, true);
+        }
+  GemmArgs square{2, 2, 2, nullptr, 2, 1, nullptr, 2, 1, nullptr, 2, DType::Float32};
+  EXPECT_THROW(mkl_gemv(square), Error);
 #endif
 }
 
