@@ -13,7 +13,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 out=${1:-results/summary}
 bin=${EMBER_BIN:-build/bin}
-for p in bench_matmul bench_attention bench_autograd bench_sparse gpt2 train_classifier openblas_env; do
+for p in bench_matmul bench_gemv bench_attention bench_autograd bench_sparse gpt2 train_classifier openblas_env; do
   [ -x "$bin/$p" ] || { echo "bench_summary: $bin/$p is missing; build first (./run.sh builds Release)" >&2; exit 1; }
 done
 mkdir -p "$out"
@@ -37,6 +37,10 @@ for t in $threads; do
   $PEER_ENV "$PY" examples/matmul/peer_torch_mm.py --threads "$t" --sizes 256,1024,2048 \
     --shapes 64x768x2304,64x768x768,64x768x3072,64x3072x768,64x768x50257 --json "$out/matmul_torch_t$t.json"
 done
+
+step "GEMV: W from DRAM, Ember and MKL's sgemv/sgemm in turns in one process (decode's c_fc and LM head, a column vector)"
+"$bin/bench_gemv" --matrices 768x3072,50257x768,8192x8192 --layouts xW,xWt,Wv --threads "${threads// /,}" \
+  --python "$PY" --repeats 11 --json "$out/gemv.json"
 
 step "MLP epoch: train_classifier against the PyTorch loop (3 epochs, the first untimed, 3 repeats)"
 examples/classifier/bench_vs_torch.sh "$out/classifier" 3 3

@@ -103,6 +103,21 @@ def matmul_rows(t, d, threads):
             t.add(f"sgemm {label}", threads, r["gflops"], blas, "OpenBLAS", "GFLOP/s", True)
 
 
+GEMV_LABELS = {"xW": "x @ W", "xWt": "x @ W^T", "Wv": "W @ v", "Wtv": "W^T @ v"}
+
+
+def gemv_rows(t, d, threads):
+    """From gemv.json (bench_gemv, one file for every thread count): Ember's time per product against
+    MKL's better of sgemv and sgemm, timed in turns in the same process, W read from DRAM."""
+    doc = load(os.path.join(d, "gemv.json"))
+    for r in (doc or {}).get("results", []):
+        if r["threads"] != threads or "mkl_gemv_s" not in r:
+            continue
+        what = f"GEMV {GEMV_LABELS.get(r['layout'], r['layout'])}, W {r['rows']}x{r['cols']} from DRAM"
+        t.add(what, threads, r["ember_s"] * 1e3, min(r["mkl_gemv_s"], r["mkl_gemm_s"]) * 1e3,
+              "MKL sgemv/sgemm (same process)", "ms")
+
+
 def classifier_rows(t, d):
     doc = load(os.path.join(d, "classifier", "bench_vs_torch.json"))
     if not doc:
@@ -222,6 +237,8 @@ def main():
     t = Table()
     for th in threads:
         matmul_rows(t, d, th)
+    for th in threads:
+        gemv_rows(t, d, th)
     classifier_rows(t, d)
     for th in threads:
         gpt2_rows(t, d, th)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Prints bench_matmul's or bench_ops's JSON as a Markdown table (for README.md).
+"""Prints bench_matmul's, bench_ops's or bench_gemv's JSON as a Markdown table (for README.md).
 
     /usr/bin/python3 examples/matmul/to_markdown.py benchmarks/2026-12-02-amd-epyc-zen3/reports/matmul_f32_t2.json
 """
@@ -39,6 +39,28 @@ def ops_table(d):
             100 * r["fraction_of_memcpy"], "{:.0f}%".format(100 * idle) if idle >= 0 else "not checked"))
 
 
+def gemv_table(d):
+    """One row per matrix and thread count, one column per layout: Ember's share of the read probe
+    and its speed over MKL's better call ("-" where MKL did not run)."""
+    layouts = list(dict.fromkeys(r["layout"] for r in d["results"]))
+    names = {"xW": "x @ W", "xWt": "x @ W^T", "Wv": "W @ v", "Wtv": "W^T @ v"}
+    head = ["W", "threads"] + [f"{names.get(l, l)}: % of read (vs MKL)" for l in layouts]
+    print("| " + " | ".join(head) + " |")
+    print("|---|---|" + "---|" * len(layouts))
+    keys = list(dict.fromkeys((r["rows"], r["cols"], r["threads"]) for r in d["results"]))
+    for rows, cols, threads in keys:
+        cells = [f"{rows} x {cols}", str(threads)]
+        for l in layouts:
+            r = next((x for x in d["results"] if (x["rows"], x["cols"], x["threads"], x["layout"]) == (rows, cols, threads, l)),
+                     None)
+            if r is None:
+                cells.append("-")
+                continue
+            ratio = f"{r['ratio_vs_best_mkl']:.2f}x" if "ratio_vs_best_mkl" in r else "-"
+            cells.append(f"{r['percent_of_read']:.0f}% ({ratio})")
+        print("| " + " | ".join(cells) + " |")
+
+
 def main():
     args = [a for a in sys.argv[1:] if a != "--cpu-time"]
     if len(args) != 1:
@@ -47,6 +69,8 @@ def main():
         d = json.load(f)
     if d.get("program") == "bench_ops":
         ops_table(d)
+    elif d.get("program") == "bench_gemv":
+        gemv_table(d)
     else:
         matmul_table(d, "gflops_per_cpu_second" if "--cpu-time" in sys.argv else "gflops")
 

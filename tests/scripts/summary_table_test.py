@@ -51,6 +51,20 @@ class SummaryTable(unittest.TestCase):
         self.assertIn("| GPT-2 decode with the KV cache, the 31 steps after the prompt | 1 | 30.00 tok/s | 24.00 tok/s |"
                       " nanoGPT-style PyTorch | 1.25x |", out)
 
+    def test_gemv_rows_take_mkls_better_call(self):
+        write(f"{self.dir}/gemv.json", {"results": [
+            {"layout": "Wv", "rows": 8192, "cols": 8192, "threads": 1, "ember_s": 0.010, "mkl_gemv_s": 0.012,
+             "mkl_gemm_s": 0.015},
+            {"layout": "xWt", "rows": 50257, "cols": 768, "threads": 2, "ember_s": 0.004, "mkl_gemv_s": 0.009,
+             "mkl_gemm_s": 0.008},
+            {"layout": "xW", "rows": 768, "cols": 768, "threads": 1, "ember_s": 0.001}]})  # no peer: no row
+        out = self.run_script()
+        self.assertIn("| GEMV W @ v, W 8192x8192 from DRAM | 1 | 10.0 ms | 12.0 ms | MKL sgemv/sgemm (same process) | 1.20x |",
+                      out)
+        self.assertIn("| GEMV x @ W^T, W 50257x768 from DRAM | 2 | 4.000 ms | 8.000 ms | MKL sgemv/sgemm (same process) |"
+                      " 2.00x |", out)
+        self.assertNotIn("W 768x768", out)
+
     def test_missing_peer_says_not_measured(self):
         out = self.run_script()
         self.assertIn("| sgemm n=256 | 2 | 100.0 GFLOP/s | not measured | torch.mm (MKL) | - |", out)
