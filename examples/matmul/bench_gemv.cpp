@@ -170,6 +170,8 @@ int main(int argc, char** argv) {
               std::fill(mkl_out.begin(), mkl_out.end(), 0.f);
               f(gemv_args(c, w0, v.data<float>(), mkl_out.data()));
               mkl_err = std::max(mkl_err, rel_err(c, w0, v.data<float>(), mkl_out.data()));
+              EMBER_CHECK(mkl_err < 1e-5, "bench_gemv: MKL's ", c.label(), " is off by ", mkl_err,
+                          " (relative) against float64: the peer is called wrongly");
               runs.push_back([&, f] {
                 for (const Tensor& w : ws) f(gemv_args(c, w.data<float>(), v.data<float>(), mkl_out.data()));
               });
