@@ -39,7 +39,7 @@ for t in $threads; do
 done
 
 step "GEMV: W from DRAM, Ember and MKL's sgemv/sgemm in turns in one process (decode's c_fc and LM head, a column vector)"
-"$bin/bench_gemv" --matrices 768x3072,50257x768,8192x8192 --layouts xW,xWt,Wv --threads "${threads// /,}" \
+"$bin/bench_gemv" --cases xW:768x3072,xWt:50257x768,Wv:8192x8192 --threads "${threads// /,}" \
   --python "$PY" --repeats 11 --json "$out/gemv.json"
 
 step "MLP epoch: train_classifier against the PyTorch loop (3 epochs, the first untimed, 3 repeats)"

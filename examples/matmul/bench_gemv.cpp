@@ -13,6 +13,7 @@
 //   bench_gemv                                  GPT-2's weights, square and awkward matrices, 1 and
 //                                               all threads, the four layouts (gemv_cases.h)
 //   bench_gemv --matrices 8192x8192 --layouts Wv --threads 2 --json out.json
+//   bench_gemv --cases xW:768x3072,xWt:50257x768          chosen layout:matrix pairs
 #include <algorithm>
 #include <cmath>
 #include <cxxopts.hpp>
@@ -65,6 +66,8 @@ int main(int argc, char** argv) {
        cxxopts::value<std::string>()->default_value("768x2304,768x768,768x3072,3072x768,50257x768,4096x4096,8192x8192,1000x3001"))
       ("layouts", "xW (x @ W), xWt (x @ W^T), Wv (W @ v), Wtv (W^T @ v), comma-separated, or all",
        cxxopts::value<std::string>()->default_value("all"))
+      ("cases", "chosen LAYOUT:ROWSxCOLS pairs instead of every layout on every matrix, comma-separated "
+                "(e.g. xW:768x3072,xWt:50257x768)", cxxopts::value<std::string>()->default_value(""))
       ("threads", "thread counts, comma-separated (default: 1 and all cores)", cxxopts::value<std::string>()->default_value(""))
       ("cold-mb", "MB of copies of W each timed run cycles through, so that W comes from DRAM",
        cxxopts::value<int64_t>()->default_value("512"))
@@ -81,10 +84,17 @@ int main(int argc, char** argv) {
       return 0;
     }
     const std::string json_path = args.count("json") ? cli::output_path("--json", args["json"].as<std::string>()) : "";
-    std::vector<std::pair<int64_t, int64_t>> matrices;
-    for (const std::string& m : cli::split_commas(args["matrices"].as<std::string>())) matrices.push_back(parse_gemv_matrix(m));
-    EMBER_CHECK(!matrices.empty(), "--matrices: no matrix given (expected ROWSxCOLS, e.g. 768x2304)");
-    const std::vector<GemvLayout> layouts = parse_gemv_layouts(args["layouts"].as<std::string>());
+    GemvPlan plan;
+    if (!args["cases"].as<std::string>().empty()) {
+      plan = parse_gemv_cases(args["cases"].as<std::string>());
+    } else {
+      std::vector<std::pair<int64_t, int64_t>> matrices;
+      for (const std::string& m : cli::split_commas(args["matrices"].as<std::string>())) matrices.push_back(parse_gemv_matrix(m));
+      EMBER_CHECK(!matrices.empty(), "--matrices: no matrix given (expected ROWSxCOLS, e.g. 768x2304)");
+      plan = gemv_plan(matrices, parse_gemv_layouts(args["layouts"].as<std::string>()));
+    }
+    int64_t cases = 0;
+    for (const auto& p : plan) cases += int64_t(p.second.size());
     std::vector<int64_t> threads = cli::int_list(args["threads"].as<std::string>(), "--threads", "thread counts such as 1,2");
     const int cores = num_threads();
     if (threads.empty()) threads = cores > 1 ? std::vector<int64_t>{1, cores} : std::vector<int64_t>{1};
@@ -124,9 +134,10 @@ int main(int argc, char** argv) {
     std::printf("%-7s %-7s %-16s %8s %7s %10s %8s %9s %7s %11s %11s %7s\n", "threads", "kernel", "case", "MB", "copies",
                 "Ember us", "GB/s", "read GB/s", "% read", "sgemv us", "sgemm us", "ratio");
     out["results"] = nlohmann::json::array();
-    examples::ProgressBar progress("gemv", int64_t(matrices.size() * threads.size() * layouts.size()), true, stderr, "cases");
+    examples::ProgressBar progress("gemv", cases * int64_t(threads.size()), true, stderr, "cases");
     Generator gen(7);
-    for (auto [rows, cols] : matrices) {
+    for (const auto& [matrix, layouts] : plan) {
+      const auto [rows, cols] = matrix;
       // The copies of W: one drawn at random, the others its clones, each its own allocation.
       const GemvCase probe{GemvLayout::XW, rows, cols};
       const int64_t copies = gemv_copies(probe.matrix_bytes(), cold_bytes);

@@ -7,6 +7,7 @@
 // Each layout is given both as Ember tensors (what a user writes) and as GemmArgs (what the MKL
 // peer is handed), so that both sides compute the same product from the same bytes.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -71,6 +72,39 @@ inline std::pair<int64_t, int64_t> parse_gemv_matrix(const std::string& s) {
   const int64_t c = x == std::string::npos ? -1 : dim(s.substr(x + 1));
   EMBER_CHECK(r > 0 && c > 0, "--matrices: '", s, "' is not ROWSxCOLS with sizes from 1 to 2^31 - 1 (e.g. 768x2304)");
   return {r, c};
+}
+
+// The plan of a run: each matrix once (its copies are allocated once), with the layouts to time on it.
+using GemvPlan = std::vector<std::pair<std::pair<int64_t, int64_t>, std::vector<GemvLayout>>>;
+
+// Every layout on every matrix (--matrices x --layouts).
+inline GemvPlan gemv_plan(const std::vector<std::pair<int64_t, int64_t>>& matrices, const std::vector<GemvLayout>& layouts) {
+  GemvPlan plan;
+  for (const auto& m : matrices) plan.push_back({m, layouts});
+  return plan;
+}
+
+// --cases "xW:768x3072,xWt:50257x768,Wv:768x3072": chosen pairs, grouped by matrix in first-seen order.
+inline GemvPlan parse_gemv_cases(const std::string& s) {
+  GemvPlan plan;
+  for (const std::string& item : cli::split_commas(s)) {
+    const size_t colon = item.find(':');
+    EMBER_CHECK(colon != std::string::npos, "--cases: '", item, "' is not LAYOUT:ROWSxCOLS (e.g. xW:768x3072)");
+    std::vector<GemvLayout> l;
+    std::pair<int64_t, int64_t> m;
+    try {
+      l = parse_gemv_layouts(item.substr(0, colon));
+      m = parse_gemv_matrix(item.substr(colon + 1));
+    } catch (const Error& e) {
+      throw Error(str("--cases: '", item, "': ", e.what()));
+    }
+    EMBER_CHECK(l.size() == 1, "--cases: '", item, "' names more than one layout (one LAYOUT:ROWSxCOLS per case)");
+    auto it = std::find_if(plan.begin(), plan.end(), [&](const auto& p) { return p.first == m; });
+    if (it == plan.end()) plan.push_back({m, l});
+    else it->second.push_back(l[0]);
+  }
+  EMBER_CHECK(!plan.empty(), "--cases: no case given (expected LAYOUT:ROWSxCOLS, e.g. xW:768x3072)");
+  return plan;
 }
 
 // The product as Ember computes it for a user: w is W (rows x cols), v the vector of in_len()

@@ -71,6 +71,24 @@ TEST(GemvCases, MatricesParseAndMalformedOnesNameTheFlag) {
   }
 }
 
+TEST(GemvCases, ChosenCasesGroupByMatrixAndBadOnesNameTheFlag) {
+  const GemvPlan plan = parse_gemv_cases("xW:768x3072, xWt:50257x768,Wv:768x3072");
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_EQ(plan[0].first, (std::pair<int64_t, int64_t>{768, 3072}));
+  EXPECT_EQ(plan[0].second, (std::vector<GemvLayout>{GemvLayout::XW, GemvLayout::Wv}));
+  EXPECT_EQ(plan[1].first, (std::pair<int64_t, int64_t>{50257, 768}));
+  EXPECT_EQ(plan[1].second, (std::vector<GemvLayout>{GemvLayout::XWt}));
+  EXPECT_EQ(gemv_plan({{2, 3}, {4, 5}}, all_gemv_layouts()).size(), 2u);
+  for (const char* bad : {"xW768x3072", "xW:768", "xw:768x3072", "all:768x3072", ":5x5", ""}) {
+    try {
+      parse_gemv_cases(bad);
+      FAIL() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("--cases"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(GemvCases, CopiesTogetherExceedTheColdBytesAndAreTwoAtLeast) {
   EXPECT_EQ(gemv_copies(100, 1000), 10);
   EXPECT_EQ(gemv_copies(300, 1000), 4);
