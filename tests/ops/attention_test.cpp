@@ -271,19 +271,22 @@ TEST(Attention, NonContiguousInputs) {
 
 TEST(Attention, FewQueryRowsTakeDotProductsAgainstKeysInPlace) {
   // One to three queries (a generation step) against many keys, over several key blocks: the
-  // kernels skip transposing K below kFewRows rows; four rows take the transposed-tile path.
+  // kernels skip transposing K below kFewRows rows; four rows take the transposed-tile path. Head
+  // sizes below and past the 16-byte vectors and GPT-2's 64, in blocks of 8 keys and in one block
+  // of all 70, on every instruction set.
   uint64_t seed = 80;
   for (int64_t nq : {1, 2, 3, 4})
-    for (int64_t d : {5, 16})
+    for (int64_t d : {5, 16, 64, 77})
       for (bool causal : {false, true})
-        for (const std::string& impl : impls()) {
-          SCOPED_TRACE(str(impl, " nq=", nq, " d=", d, " causal=", causal));
-          Tensor q = random({2, 3, nq, d}, seed++), k = random({2, 3, 70, d}, seed++), v = random({2, 3, 70, d}, seed++);
-          Tensor ref = attention_composite(q, k, v, opts(impl, causal));
-          EXPECT_TRUE(all_close(attention(q, k, v, opts(impl, causal, 4 * d * 8)), ref, 1e-12, 1e-10));
-          EXPECT_TRUE(all_close(attention(q.to(DType::Float32), k.to(DType::Float32), v.to(DType::Float32),
-                                          opts(impl, causal, 4 * d * 8)).to(DType::Float64), ref, 1e-5, 1e-4));
-        }
+        for (int64_t block_m : {int64_t(0), 4 * d * 8})
+          for (const std::string& impl : impls()) {
+            SCOPED_TRACE(str(impl, " nq=", nq, " d=", d, " causal=", causal, " M=", block_m));
+            Tensor q = random({2, 3, nq, d}, seed++), k = random({2, 3, 70, d}, seed++), v = random({2, 3, 70, d}, seed++);
+            Tensor ref = attention_composite(q, k, v, opts(impl, causal));
+            EXPECT_TRUE(all_close(attention(q, k, v, opts(impl, causal, block_m)), ref, 1e-12, 1e-10));
+            EXPECT_TRUE(all_close(attention(q.to(DType::Float32), k.to(DType::Float32), v.to(DType::Float32),
+                                            opts(impl, causal, block_m)).to(DType::Float64), ref, 1e-5, 1e-4));
+          }
 }
 
 TEST(Attention, TheDecodePathIsAlgorithm1OnAFewRowsBitForBit) {
