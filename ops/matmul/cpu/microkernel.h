@@ -50,10 +50,23 @@ __attribute__((always_inline)) inline void kernel_body_strided(int64_t kc, const
     ap += MR;
     bp += b_rs;
   };
+  // B read where it lies (b_rs != NR): its rows lie a stride apart, often more than the 2 KiB the
+  // L1 stride prefetcher follows, so each step also asks for the row kAheadRows below it.
+  constexpr int64_t kAheadRows = 8;
+  auto fetch_ahead = [&]() __attribute__((always_inline)) {
+    for (int j = 0; j < NR * int(sizeof(T)); j += 64)
+      __builtin_prefetch(reinterpret_cast<const char*>(bp + kAheadRows * b_rs) + j, 0, 3);
+  };
+  const int64_t ahead_end = b_rs != NR ? kc - kAheadRows : 0;
   int64_t p = 0;
   for (const int64_t pe = pf ? std::min(kc, pf_rows) : 0; p < pe; ++p) {
     for (int j = 0; j < NR * int(sizeof(T)); j += 64) __builtin_prefetch(reinterpret_cast<const char*>(pf) + j, 0, 3);
     pf += b_rs;
+    if (p < ahead_end) fetch_ahead();
+    step();
+  }
+  for (; p < ahead_end; ++p) {
+    fetch_ahead();
     step();
   }
   for (; p < kc; ++p) step();
