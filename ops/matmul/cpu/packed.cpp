@@ -256,6 +256,9 @@ Grid thread_grid(int nt, int64_t mpanels, int64_t npanels) {
 constexpr int64_t kLookaheadRows = 16;
 // The most rows of B an unpacked sliver spans (its kc); the packed path keeps the config's kc.
 constexpr int64_t kUnpackedKc = 256;
+// The most rows of a transposed B that the few-rows path packs into one sliver (kc x NR: 256 KiB
+// of floats for AVX-512, in L2 beside the m x kc block of A).
+constexpr int64_t kTransposedKc = 1024;
 
 // Threads pay off from about 128^3 multiply-adds (10 us on one core; waking a thread and two
 // barriers cost a few microseconds when the machine is quiet, much more when it is not).
@@ -290,10 +293,15 @@ void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
   // 51-72% of MKL to 100-118%; NOTES.md). Other strides take at most kUnpackedKc rows: a sliver of
   // 512 rows, each on its own page, ran GPT-2's products at 58-61% (the LM head) to 82-100% of MKL
   // on one thread, 256 rows at 66-90% to 89-103% (NOTES.md, 2026-12-03).
+  // A transposed B is packed sliver by sliver from NR columns of kc contiguous elements each; with
+  // kc the whole of k (up to kTransposedKc) those columns are one contiguous run of memory, which
+  // the hardware prefetchers stream at twice the rate of NR runs of 256 (NOTES.md, 2026-12-04).
   const bool row_major = g.b_cs == 1;
   const int64_t alias = row_major ? std::gcd<int64_t>(g.b_rs * int64_t(sizeof(T)), 4096) : 1;
+  const int64_t t_blocks = (g.k + kTransposedKc - 1) / kTransposedKc;
   const int64_t KC =
-      std::min({cfg.kc, kUnpackedKc, g.k, std::max<int64_t>(64, 128 * 4096 / std::max<int64_t>(alias, 1))});
+      row_major ? std::min({cfg.kc, kUnpackedKc, g.k, std::max<int64_t>(64, 128 * 4096 / std::max<int64_t>(alias, 1))})
+                : (g.k + t_blocks - 1) / t_blocks;
   const int64_t mpanels = (g.m + MR - 1) / MR, slivers = (g.n + NR - 1) / NR;
   auto work = [&](int64_t s0, int64_t s1) {
     T* ap = scratch<T>(1, size_t(mpanels * MR * KC + KC * NR));

@@ -192,14 +192,16 @@ TEST_P(MatmulVariants, PackedReadsRowMajorBInPlace) {
 }
 
 // The same path with B a transposed view (the tied LM head, wte^T): each sliver is packed alone
-// just before its use. Ragged row panels, k over several kc blocks, a narrow last sliver, and
-// B's columns lying wider apart than k (a slice of a wider matrix), on one thread and on all.
+// just before its use, k in blocks of at most 1024. Ragged row panels, k over several such blocks
+// (2100: three of 700), a narrow last sliver, and B's columns lying wider apart than k (a slice of
+// a wider matrix), on one thread and on all.
 TEST_P(MatmulVariants, PackedPacksATransposedBSliverBySliver) {
   DType dt = GetParam();
   struct Case {
     int64_t m, k, n, col_stride;  // B = W^T for W the first k columns of an n x col_stride matrix
   };
-  const std::vector<Case> cases = {{4, 9, 5, 9}, {64, 768, 130, 770}, {37, 520, 70, 520}, {190, 300, 257, 301}};
+  const std::vector<Case> cases = {{4, 9, 5, 9},         {64, 768, 130, 770}, {37, 520, 70, 520},
+                                   {190, 300, 257, 301}, {21, 2100, 75, 2101}};
   for (const Case& cs : cases) {
     Tensor a = random({cs.m, cs.k}, 13).to(dt);
     Tensor b = random({cs.n, cs.col_stride}, 14).to(dt).slice(1, 0, cs.k).t();
