@@ -69,6 +69,7 @@ __attribute__((always_inline)) inline void kernel_body_strided(int64_t kc, const
     fetch_ahead();
     step();
   }
+#pragma GCC unroll 4
   for (; p < kc; ++p) step();
   for (int i = 0; i < MR; ++i)
     for (int j = 0; j < NV; ++j) {
