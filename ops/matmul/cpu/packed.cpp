@@ -254,11 +254,17 @@ Grid thread_grid(int nt, int64_t mpanels, int64_t npanels) {
 
 // How far ahead of itself the first panel of A prefetches an unpacked B sliver, in rows (steps).
 constexpr int64_t kLookaheadRows = 16;
+// Products with at most this many rows (or the config's mc, if more) read B in place. On the Xeon
+// 256 rows still gained from it (n = 256 on two threads: 79-85% of MKL packed, 89-91% in place),
+// 384 lost (90-96% to 85-92%; NOTES.md, 2026-12-04).
+constexpr int64_t kUnpackedRows = 256;
 // The most rows of B an unpacked sliver spans (its kc); the packed path keeps the config's kc.
 constexpr int64_t kUnpackedKc = 256;
 // The most rows of a transposed B that the few-rows path packs into one sliver (kc x NR: 256 KiB
 // of floats for AVX-512, in L2 beside the m x kc block of A).
 constexpr int64_t kTransposedKc = 1024;
+// ... and fewer where A's m x kc block would outgrow half of a 1 MiB L2 (m > 128 rows of floats).
+constexpr int64_t kTransposedA = 512 * 1024;
 
 // Threads pay off from about 128^3 multiply-adds (10 us on one core; waking a thread and two
 // barriers cost a few microseconds when the machine is quiet, much more when it is not).
@@ -270,8 +276,8 @@ int threads_for(const GemmArgs& g) {
   return 1;
 }
 
-// C = A B for a product whose rows fit one block of A (m <= mc: GPT-2's layers at a prompt of
-// 64-192 tokens) and whose B is row-major, or a transposed view (the tied LM head, wte^T). Each
+// C = A B for a product with few rows (m <= max(mc, kUnpackedRows): GPT-2's layers at a prompt of
+// 64-256 tokens) and whose B is row-major, or a transposed view (the tied LM head, wte^T). Each
 // element of B is used only m times there, so packing it (a read and a write of all of B, then a
 // second read from L3, since B is megabytes) cost more than the copy is worth; the micro-kernel
 // reads a row-major B where it lies instead, sliver by sliver. A sliver (kc rows of NR floats,
@@ -298,7 +304,8 @@ void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
   // the hardware prefetchers stream at twice the rate of NR runs of 256 (NOTES.md, 2026-12-04).
   const bool row_major = g.b_cs == 1;
   const int64_t alias = row_major ? std::gcd<int64_t>(g.b_rs * int64_t(sizeof(T)), 4096) : 1;
-  const int64_t t_blocks = (g.k + kTransposedKc - 1) / kTransposedKc;
+  const int64_t t_most = std::clamp<int64_t>(kTransposedA / (round_up(g.m, MR) * int64_t(sizeof(T))), 64, kTransposedKc);
+  const int64_t t_blocks = (g.k + t_most - 1) / t_most;
   const int64_t KC =
       row_major ? std::min({cfg.kc, kUnpackedKc, g.k, std::max<int64_t>(64, 128 * 4096 / std::max<int64_t>(alias, 1))})
                 : (g.k + t_blocks - 1) / t_blocks;
@@ -381,7 +388,7 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
   const int64_t NC = std::min(cfg.nc, round_up(g.n, NR));
 
   const int nt = threads_for(g);
-  if ((g.b_cs == 1 || g.b_rs == 1) && g.m <= cfg.mc) return packed_unpacked_b(g, cfg, nt);
+  if ((g.b_cs == 1 || g.b_rs == 1) && g.m <= std::max(cfg.mc, kUnpackedRows)) return packed_unpacked_b(g, cfg, nt);
   const int64_t mpanels_all = (g.m + MR - 1) / MR;
   const Grid grid = thread_grid(nt, mpanels_all, (NC + NR - 1) / NR);
   T* bp = scratch<T>(0, size_t(KC * NC));                // shared: the packed kc x nc block of B

@@ -174,15 +174,17 @@ void expect_packed_matches_on_every_isa(const Tensor& a, const Tensor& b, DType 
 
 // Products whose rows fit one block of A with a row-major B, which the packed kernel reads in place
 // (packed.cpp's unpacked-B path): rows that leave a ragged row panel, k over several kc blocks
-// (accumulating into C), a last sliver narrower than NR, row strides wider than the row, and row
-// strides of 4 KiB multiples (which shorten kc), on one thread and on all.
+// (accumulating into C), a last sliver narrower than NR, row strides wider than the row, row
+// strides of 4 KiB multiples (which shorten kc), and 250 rows (more than AVX-512's mc, within
+// kUnpackedRows), on one thread and on all.
 TEST_P(MatmulVariants, PackedReadsRowMajorBInPlace) {
   DType dt = GetParam();
   struct Case {
     int64_t m, k, n, row_stride;  // B is the first n columns of a k x row_stride matrix
   };
   const std::vector<Case> cases = {{4, 9, 5, 5},         {64, 768, 130, 130}, {40, 1100, 200, 1024},
-                                   {190, 600, 70, 70},   {37, 1030, 70, 3072}, {96, 520, 300, 303}};
+                                   {190, 600, 70, 70},   {37, 1030, 70, 3072}, {96, 520, 300, 303},
+                                   {250, 300, 140, 140}};
   for (const Case& cs : cases) {
     Tensor a = random({cs.m, cs.k}, 11).to(dt);
     Tensor b = random({cs.k, cs.row_stride}, 12).to(dt).slice(1, 0, cs.n);
@@ -192,16 +194,16 @@ TEST_P(MatmulVariants, PackedReadsRowMajorBInPlace) {
 }
 
 // The same path with B a transposed view (the tied LM head, wte^T): each sliver is packed alone
-// just before its use, k in blocks of at most 1024. Ragged row panels, k over several such blocks
-// (2100: three of 700), a narrow last sliver, and B's columns lying wider apart than k (a slice of
-// a wider matrix), on one thread and on all.
+// just before its use, k in blocks of at most 1024 (fewer for many rows). Ragged row panels, k over
+// several such blocks (2100: three of 700; 1100 for 250 rows: three of 367), a narrow last sliver,
+// and B's columns lying wider apart than k (a slice of a wider matrix), on one thread and on all.
 TEST_P(MatmulVariants, PackedPacksATransposedBSliverBySliver) {
   DType dt = GetParam();
   struct Case {
     int64_t m, k, n, col_stride;  // B = W^T for W the first k columns of an n x col_stride matrix
   };
   const std::vector<Case> cases = {{4, 9, 5, 9},         {64, 768, 130, 770}, {37, 520, 70, 520},
-                                   {190, 300, 257, 301}, {21, 2100, 75, 2101}};
+                                   {190, 300, 257, 301}, {21, 2100, 75, 2101}, {250, 1100, 70, 1100}};
   for (const Case& cs : cases) {
     Tensor a = random({cs.m, cs.k}, 13).to(dt);
     Tensor b = random({cs.n, cs.col_stride}, 14).to(dt).slice(1, 0, cs.k).t();
