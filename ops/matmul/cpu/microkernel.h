@@ -27,7 +27,9 @@ struct Vec {
 // for row p of another sliver at pf (same stride): the caller's way of fetching, a little per call,
 // the B rows it will need next, which lie a row apart (often a page apart) where the hardware
 // prefetchers do not follow.
-template <class T, int W, int MR, int NV>
+// AS is the A sliver's step (its packed height): MR, except for a kernel that computes only the
+// first MR rows of a taller sliver (the last, ragged panel of A).
+template <class T, int W, int MR, int NV, int AS = MR>
 __attribute__((always_inline)) inline void kernel_body_strided(int64_t kc, const T* __restrict ap,
                                                                const T* __restrict bp, int64_t b_rs, T* __restrict c,
                                                                int64_t c_rs, bool accumulate, const T* pf = nullptr,
@@ -47,7 +49,7 @@ __attribute__((always_inline)) inline void kernel_body_strided(int64_t kc, const
       V a = ap[i] - V{};  // broadcast; x - 0 == x exactly, so this folds to one vbroadcast
       for (int j = 0; j < NV; ++j) acc[i][j] += a * b[j];
     }
-    ap += MR;
+    ap += AS;
     bp += b_rs;
   };
   // B read where it lies (b_rs != NR): its rows lie a stride apart, often more than the 2 KiB the

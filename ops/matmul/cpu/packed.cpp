@@ -353,6 +353,10 @@ void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
             cfg.kernel_strided_b(kc, as, bs, b_rs, cij, g.c_rs, accumulate, pf, pf_rows);
             continue;
           }
+          if (cols == NR && cfg.first_rows_strided_b[rows]) {
+            cfg.first_rows_strided_b[rows](kc, as, bs, b_rs, cij, g.c_rs, accumulate, pf, pf_rows);
+            continue;
+          }
           alignas(64) T edge[16 * 64];  // >= the largest MR x NR of any config
           cfg.kernel_strided_b(kc, as, bs, b_rs, edge, NR, false, pf, pf_rows);
           for (int64_t i = 0; i < rows; ++i)

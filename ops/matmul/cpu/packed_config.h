@@ -25,6 +25,9 @@ struct PackedConfig {
   int64_t kc, mc, nc;
   MicroKernel<T> kernel;
   MicroKernelStridedB<T> kernel_strided_b;  // the same register block, B read unpacked (packed.cpp)
+  // kernel_strided_b for only the first r < MR rows of an A sliver, nullptr where there is none:
+  // the last row panel of a product with few rows (64 = 10 x 6 + 4) then does no padded work.
+  MicroKernelStridedB<T> first_rows_strided_b[8] = {};
 };
 
 PackedConfig<float> packed_config_f32(CpuIsa isa);
