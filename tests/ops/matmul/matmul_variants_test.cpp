@@ -175,8 +175,8 @@ void expect_packed_matches_on_every_isa(const Tensor& a, const Tensor& b, DType 
 // Products whose rows fit one block of A with a row-major B, which the packed kernel reads in place
 // (packed.cpp's unpacked-B path): rows that leave a ragged row panel, k over several kc blocks
 // (accumulating into C), a last sliver narrower than NR, row strides wider than the row, row
-// strides of 4 KiB multiples (which shorten kc), and 250 rows (more than AVX-512's mc, within
-// kUnpackedRows), on one thread and on all.
+// strides of 4 KiB multiples (which shorten kc), 250 rows (more than AVX-512's mc, within
+// kUnpackedRows), and last panels of 1 to 5 rows (each first-rows kernel), on one thread and on all.
 TEST_P(MatmulVariants, PackedReadsRowMajorBInPlace) {
   DType dt = GetParam();
   struct Case {
@@ -184,7 +184,8 @@ TEST_P(MatmulVariants, PackedReadsRowMajorBInPlace) {
   };
   const std::vector<Case> cases = {{4, 9, 5, 5},         {64, 768, 130, 130}, {40, 1100, 200, 1024},
                                    {190, 600, 70, 70},   {37, 1030, 70, 3072}, {96, 520, 300, 303},
-                                   {250, 300, 140, 140}};
+                                   {250, 300, 140, 140}, {5, 70, 128, 128},  {8, 300, 130, 131},
+                                   {9, 520, 64, 64}};
   for (const Case& cs : cases) {
     Tensor a = random({cs.m, cs.k}, 11).to(dt);
     Tensor b = random({cs.k, cs.row_stride}, 12).to(dt).slice(1, 0, cs.n);
@@ -203,7 +204,8 @@ TEST_P(MatmulVariants, PackedPacksATransposedBSliverBySliver) {
     int64_t m, k, n, col_stride;  // B = W^T for W the first k columns of an n x col_stride matrix
   };
   const std::vector<Case> cases = {{4, 9, 5, 9},         {64, 768, 130, 770}, {37, 520, 70, 520},
-                                   {190, 300, 257, 301}, {21, 2100, 75, 2101}, {250, 1100, 70, 1100}};
+                                   {190, 300, 257, 301}, {21, 2100, 75, 2101}, {250, 1100, 70, 1100},
+                                   {11, 100, 128, 100}};
   for (const Case& cs : cases) {
     Tensor a = random({cs.m, cs.k}, 13).to(dt);
     Tensor b = random({cs.n, cs.col_stride}, 14).to(dt).slice(1, 0, cs.k).t();
