@@ -11,6 +11,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 namespace ember::cpu::micro {
 
@@ -24,16 +25,18 @@ struct Vec {
 // MR rows, NV vectors of W lanes per row: NR = NV * W columns. Row p of the B sliver is at
 // bp + p * b_rs: NR for a packed sliver, B's own row stride when B is read where it lies (the
 // unpacked path of packed.cpp). During the first pf_rows steps, step p also asks the memory system
-// for row p of another sliver at pf (same stride): the caller's way of fetching, a little per call,
-// the B rows it will need next, which lie a row apart (often a page apart) where the hardware
-// prefetchers do not follow.
+// for the NR elements at pf + p * pf_rs: the caller's way of fetching, a little per call, the B
+// rows it will need next, which lie a row apart (often a page apart) where the hardware
+// prefetchers do not follow. With `copy`, each row of B is also stored at copy + p * NR as it is
+// loaded: the first row panel packs the sliver it reads in place for the panels after it.
 // AS is the A sliver's step (its packed height): MR, except for a kernel that computes only the
 // first MR rows of a taller sliver (the last, ragged panel of A).
 template <class T, int W, int MR, int NV, int AS = MR>
 __attribute__((always_inline)) inline void kernel_body_strided(int64_t kc, const T* __restrict ap,
                                                                const T* __restrict bp, int64_t b_rs, T* __restrict c,
                                                                int64_t c_rs, bool accumulate, const T* pf = nullptr,
-                                                               int64_t pf_rows = 0) {
+                                                               int64_t pf_rs = 0, int64_t pf_rows = 0,
+                                                               T* __restrict copy = nullptr) {
   using V = typename Vec<T, W>::type;
   constexpr int NR = NV * W;
   V acc[MR][NV];
@@ -42,37 +45,47 @@ __attribute__((always_inline)) inline void kernel_body_strided(int64_t kc, const
     // C is read (or written) only after the k loop: start fetching its lines now.
     for (int j = 0; j < NR * int(sizeof(T)); j += 64) __builtin_prefetch(reinterpret_cast<const char*>(c + i * c_rs) + j, 1);
   }
-  auto step = [&]() __attribute__((always_inline)) {
-    V b[NV];
-    for (int j = 0; j < NV; ++j) b[j] = *reinterpret_cast<const V*>(bp + j * W);
-    for (int i = 0; i < MR; ++i) {
-      V a = ap[i] - V{};  // broadcast; x - 0 == x exactly, so this folds to one vbroadcast
-      for (int j = 0; j < NV; ++j) acc[i][j] += a * b[j];
-    }
-    ap += AS;
-    bp += b_rs;
-  };
   // B read where it lies (b_rs != NR): its rows lie a stride apart, often more than the 2 KiB the
   // L1 stride prefetcher follows, so each step also asks for the row kAheadRows below it.
   constexpr int64_t kAheadRows = 8;
-  auto fetch_ahead = [&]() __attribute__((always_inline)) {
-    for (int j = 0; j < NR * int(sizeof(T)); j += 64)
-      __builtin_prefetch(reinterpret_cast<const char*>(bp + kAheadRows * b_rs) + j, 0, 3);
-  };
   const int64_t ahead_end = b_rs != NR ? kc - kAheadRows : 0;
-  int64_t p = 0;
-  for (const int64_t pe = pf ? std::min(kc, pf_rows) : 0; p < pe; ++p) {
-    for (int j = 0; j < NR * int(sizeof(T)); j += 64) __builtin_prefetch(reinterpret_cast<const char*>(pf) + j, 0, 3);
-    pf += b_rs;
-    if (p < ahead_end) fetch_ahead();
-    step();
-  }
-  for (; p < ahead_end; ++p) {
-    fetch_ahead();
-    step();
-  }
+  // The k loops, once with the copy and once without (the choice made per call, not per step).
+  auto loops = [&](auto with_copy) __attribute__((always_inline)) {
+    constexpr bool kCopy = decltype(with_copy)::value;
+    auto step = [&]() __attribute__((always_inline)) {
+      V b[NV];
+      for (int j = 0; j < NV; ++j) b[j] = *reinterpret_cast<const V*>(bp + j * W);
+      if constexpr (kCopy) {
+        for (int j = 0; j < NV; ++j) *reinterpret_cast<V*>(copy + j * W) = b[j];
+        copy += NR;
+      }
+      for (int i = 0; i < MR; ++i) {
+        V a = ap[i] - V{};  // broadcast; x - 0 == x exactly, so this folds to one vbroadcast
+        for (int j = 0; j < NV; ++j) acc[i][j] += a * b[j];
+      }
+      ap += AS;
+      bp += b_rs;
+    };
+    auto fetch_ahead = [&]() __attribute__((always_inline)) {
+      for (int j = 0; j < NR * int(sizeof(T)); j += 64)
+        __builtin_prefetch(reinterpret_cast<const char*>(bp + kAheadRows * b_rs) + j, 0, 3);
+    };
+    int64_t p = 0;
+    for (const int64_t pe = pf ? std::min(kc, pf_rows) : 0; p < pe; ++p) {
+      for (int j = 0; j < NR * int(sizeof(T)); j += 64) __builtin_prefetch(reinterpret_cast<const char*>(pf) + j, 0, 3);
+      pf += pf_rs;
+      if (p < ahead_end) fetch_ahead();
+      step();
+    }
+    for (; p < ahead_end; ++p) {
+      fetch_ahead();
+      step();
+    }
 #pragma GCC unroll 4
-  for (; p < kc; ++p) step();
+    for (; p < kc; ++p) step();
+  };
+  if (copy) loops(std::true_type{});
+  else loops(std::false_type{});
   for (int i = 0; i < MR; ++i)
     for (int j = 0; j < NV; ++j) {
       V* dst = reinterpret_cast<V*>(c + i * c_rs + j * W);

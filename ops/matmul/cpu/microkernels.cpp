@@ -19,14 +19,14 @@ __attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f32(int64_t kc,
 }
 __attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f32_sb(int64_t kc, const float* a, const float* b,
                                                                         int64_t b_rs, float* c, int64_t rs, bool acc,
-                                                                        const float* pf, int64_t pf_rows) {
-  micro::kernel_body_strided<float, 16, 6, 4>(kc, a, b, b_rs, c, rs, acc, pf, pf_rows);
+                                                                        const float* pf, int64_t pf_rs, int64_t pf_rows, float* copy) {
+  micro::kernel_body_strided<float, 16, 6, 4>(kc, a, b, b_rs, c, rs, acc, pf, pf_rs, pf_rows, copy);
 }
 template <int R>
 __attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f32_sb_rows(int64_t kc, const float* a, const float* b,
                                                                              int64_t b_rs, float* c, int64_t rs, bool acc,
-                                                                             const float* pf, int64_t pf_rows) {
-  micro::kernel_body_strided<float, 16, R, 4, 6>(kc, a, b, b_rs, c, rs, acc, pf, pf_rows);
+                                                                             const float* pf, int64_t pf_rs, int64_t pf_rows, float* copy) {
+  micro::kernel_body_strided<float, 16, R, 4, 6>(kc, a, b, b_rs, c, rs, acc, pf, pf_rs, pf_rows, copy);
 }
 __attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f64(int64_t kc, const double* a, const double* b,
                                                                     double* c, int64_t rs, bool acc) {
@@ -34,8 +34,8 @@ __attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f64(int64_t kc,
 }
 __attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f64_sb(int64_t kc, const double* a, const double* b,
                                                                         int64_t b_rs, double* c, int64_t rs, bool acc,
-                                                                        const double* pf, int64_t pf_rows) {
-  micro::kernel_body_strided<double, 8, 6, 4>(kc, a, b, b_rs, c, rs, acc, pf, pf_rows);
+                                                                        const double* pf, int64_t pf_rs, int64_t pf_rows, double* copy) {
+  micro::kernel_body_strided<double, 8, 6, 4>(kc, a, b, b_rs, c, rs, acc, pf, pf_rs, pf_rows, copy);
 }
 // AVX2: 16 ymm registers. 6 x 2 vectors = 12 accumulators + 2 for B + 1 broadcast.
 __attribute__((target("avx2,fma"))) void avx2_f32(int64_t kc, const float* a, const float* b, float* c, int64_t rs,
@@ -44,14 +44,14 @@ __attribute__((target("avx2,fma"))) void avx2_f32(int64_t kc, const float* a, co
 }
 __attribute__((target("avx2,fma"))) void avx2_f32_sb(int64_t kc, const float* a, const float* b,
                                                      int64_t b_rs, float* c, int64_t rs, bool acc,
-                                                     const float* pf, int64_t pf_rows) {
-  micro::kernel_body_strided<float, 8, 6, 2>(kc, a, b, b_rs, c, rs, acc, pf, pf_rows);
+                                                     const float* pf, int64_t pf_rs, int64_t pf_rows, float* copy) {
+  micro::kernel_body_strided<float, 8, 6, 2>(kc, a, b, b_rs, c, rs, acc, pf, pf_rs, pf_rows, copy);
 }
 template <int R>
 __attribute__((target("avx2,fma"))) void avx2_f32_sb_rows(int64_t kc, const float* a, const float* b, int64_t b_rs,
                                                           float* c, int64_t rs, bool acc, const float* pf,
-                                                          int64_t pf_rows) {
-  micro::kernel_body_strided<float, 8, R, 2, 6>(kc, a, b, b_rs, c, rs, acc, pf, pf_rows);
+                                                          int64_t pf_rs, int64_t pf_rows, float* copy) {
+  micro::kernel_body_strided<float, 8, R, 2, 6>(kc, a, b, b_rs, c, rs, acc, pf, pf_rs, pf_rows, copy);
 }
 __attribute__((target("avx2,fma"))) void avx2_f64(int64_t kc, const double* a, const double* b, double* c,
                                                   int64_t rs, bool acc) {
@@ -59,8 +59,8 @@ __attribute__((target("avx2,fma"))) void avx2_f64(int64_t kc, const double* a, c
 }
 __attribute__((target("avx2,fma"))) void avx2_f64_sb(int64_t kc, const double* a, const double* b,
                                                      int64_t b_rs, double* c, int64_t rs, bool acc,
-                                                     const double* pf, int64_t pf_rows) {
-  micro::kernel_body_strided<double, 4, 6, 2>(kc, a, b, b_rs, c, rs, acc, pf, pf_rows);
+                                                     const double* pf, int64_t pf_rs, int64_t pf_rows, double* copy) {
+  micro::kernel_body_strided<double, 4, 6, 2>(kc, a, b, b_rs, c, rs, acc, pf, pf_rs, pf_rows, copy);
 }
 #endif
 
@@ -70,16 +70,16 @@ void portable_f32(int64_t kc, const float* a, const float* b, float* c, int64_t 
 }
 void portable_f32_sb(int64_t kc, const float* a, const float* b,
                      int64_t b_rs, float* c, int64_t rs, bool acc,
-                     const float* pf, int64_t pf_rows) {
-  micro::kernel_body_strided<float, 4, 4, 2>(kc, a, b, b_rs, c, rs, acc, pf, pf_rows);
+                     const float* pf, int64_t pf_rs, int64_t pf_rows, float* copy) {
+  micro::kernel_body_strided<float, 4, 4, 2>(kc, a, b, b_rs, c, rs, acc, pf, pf_rs, pf_rows, copy);
 }
 void portable_f64(int64_t kc, const double* a, const double* b, double* c, int64_t rs, bool acc) {
   micro::kernel_body<double, 2, 4, 2>(kc, a, b, c, rs, acc);
 }
 void portable_f64_sb(int64_t kc, const double* a, const double* b,
                      int64_t b_rs, double* c, int64_t rs, bool acc,
-                     const double* pf, int64_t pf_rows) {
-  micro::kernel_body_strided<double, 2, 4, 2>(kc, a, b, b_rs, c, rs, acc, pf, pf_rows);
+                     const double* pf, int64_t pf_rs, int64_t pf_rows, double* copy) {
+  micro::kernel_body_strided<double, 2, 4, 2>(kc, a, b, b_rs, c, rs, acc, pf, pf_rs, pf_rows, copy);
 }
 
 CpuIsa detect() {

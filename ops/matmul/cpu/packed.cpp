@@ -331,34 +331,43 @@ void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
           }
           bs = edge_b, b_rs = NR;
         }
+        // A full row-major sliver used by several panels is read in place only by the first, which
+        // stores it packed into edge_b as it goes; the others read that copy. Rows of B a stride
+        // apart ran 5-16% slower from L2 than the same rows packed (NOTES.md, 2026-12-04).
+        const bool copy_first = row_major && cols == NR && mpanels > 1;
         // Prefetching: the first panel of A reads the sliver a few rows ahead of itself (it may come
         // from memory); the other panels fetch the next sliver's rows, a share each, so that it is
         // in cache when its turn comes.
         const bool next_full = row_major && s + 1 < s1 && (s + 2) * NR <= g.n;
-        const T* next = next_full ? bs + NR : nullptr;
+        const T* next = next_full ? b + pc * g.b_rs + j0 + NR : nullptr;
         const int64_t share = mpanels > 1 ? (kc + mpanels - 2) / (mpanels - 1) : 0;
         for (int64_t ip = 0; ip < mpanels; ++ip) {
           const int64_t i0 = ip * MR, rows = std::min<int64_t>(MR, g.m - i0);
           const T* as = ap + ip * MR * kc;
+          const T* bk = bs;
+          int64_t bk_rs = b_rs;
+          T* copy = nullptr;
+          if (copy_first && ip == 0) copy = edge_b;
+          else if (copy_first) bk = edge_b, bk_rs = NR;
           const T* pf = nullptr;
-          int64_t pf_rows = 0;
-          if (ip == 0 && b_rs != NR) {
-            pf = bs + kLookaheadRows * b_rs, pf_rows = kc - kLookaheadRows;
+          int64_t pf_rs = bk_rs, pf_rows = 0;
+          if (ip == 0 && bk_rs != NR) {
+            pf = bk + kLookaheadRows * bk_rs, pf_rows = kc - kLookaheadRows;
           } else if (ip > 0 && next) {
             const int64_t r0 = (ip - 1) * share;
-            pf = next + r0 * b_rs, pf_rows = std::min(share, kc - r0);
+            pf = next + r0 * g.b_rs, pf_rs = g.b_rs, pf_rows = std::min(share, kc - r0);
           }
           T* cij = c + i0 * g.c_rs + j0;
           if (rows == MR && cols == NR) {
-            cfg.kernel_strided_b(kc, as, bs, b_rs, cij, g.c_rs, accumulate, pf, pf_rows);
+            cfg.kernel_strided_b(kc, as, bk, bk_rs, cij, g.c_rs, accumulate, pf, pf_rs, pf_rows, copy);
             continue;
           }
           if (cols == NR && cfg.first_rows_strided_b[rows]) {
-            cfg.first_rows_strided_b[rows](kc, as, bs, b_rs, cij, g.c_rs, accumulate, pf, pf_rows);
+            cfg.first_rows_strided_b[rows](kc, as, bk, bk_rs, cij, g.c_rs, accumulate, pf, pf_rs, pf_rows, copy);
             continue;
           }
           alignas(64) T edge[16 * 64];  // >= the largest MR x NR of any config
-          cfg.kernel_strided_b(kc, as, bs, b_rs, edge, NR, false, pf, pf_rows);
+          cfg.kernel_strided_b(kc, as, bk, bk_rs, edge, NR, false, pf, pf_rs, pf_rows, copy);
           for (int64_t i = 0; i < rows; ++i)
             for (int64_t j = 0; j < cols; ++j)
               cij[i * g.c_rs + j] = accumulate ? cij[i * g.c_rs + j] + edge[i * NR + j] : edge[i * NR + j];
@@ -446,7 +455,7 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
                 pf = next + r0 * NR, pf_rows = std::min(share, kc - r0);
               }
               if (rows == MR && cols == NR) {
-                if (pf) cfg.kernel_strided_b(kc, as, bs, NR, cij, g.c_rs, accumulate, pf, pf_rows);
+                if (pf) cfg.kernel_strided_b(kc, as, bs, NR, cij, g.c_rs, accumulate, pf, NR, pf_rows, nullptr);
                 else cfg.kernel(kc, as, bs, cij, g.c_rs, accumulate);
                 continue;
               }

@@ -13,10 +13,11 @@ template <class T>
 using MicroKernel = void (*)(int64_t kc, const T* ap, const T* bp, T* c, int64_t c_rs, bool accumulate);
 
 // The same product with row p of the B sliver at bp + p * b_rs (B read where it lies, unpacked),
-// prefetching row p of the sliver at pf during the first pf_rows steps (microkernel.h).
+// asking for the NR elements at pf + p * pf_rs at each step p < pf_rows, and with `copy` storing
+// the sliver there packed, as it is read (microkernel.h).
 template <class T>
 using MicroKernelStridedB = void (*)(int64_t kc, const T* ap, const T* bp, int64_t b_rs, T* c, int64_t c_rs,
-                                     bool accumulate, const T* pf, int64_t pf_rows);
+                                     bool accumulate, const T* pf, int64_t pf_rs, int64_t pf_rows, T* copy);
 
 template <class T>
 struct PackedConfig {
