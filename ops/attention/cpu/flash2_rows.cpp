@@ -47,33 +47,53 @@ __attribute__((always_inline)) inline void softmax_cols_body(float* s, int64_t r
   const V ninf = V{} - std::numeric_limits<float>::infinity();
   for (int64_t c = 0; c < nr; c += W) {
     float* col = s + c;
-    V vm = ninf;
+    // Four partial maxima and sums, rows r, r+1, r+2, r+3: one chain of dependent max (or add)
+    // instructions down a 128-row block waits 4 cycles a row, longer than the exp between them.
+    V vm4[4] = {ninf, ninf, ninf, ninf};
     if (lim) {  // a block on the causal diagonal: rows past a query's last visible key become -inf
       const VI lv = *reinterpret_cast<const VI*>(lim + c);
       for (int64_t r = 0; r < rows; ++r) {
         V* p = reinterpret_cast<V*>(col + r * nr);
         const V x = (VI{} + int32_t(r)) < lv ? *p : ninf;
         *p = x;
-        vm = vm > x ? vm : x;
+        vm4[r & 3] = vm4[r & 3] > x ? vm4[r & 3] : x;
       }
     } else {
-      for (int64_t r = 0; r < rows; ++r) {
+      int64_t r = 0;
+      for (; r + 4 <= rows; r += 4)
+        for (int u = 0; u < 4; ++u) {
+          const V x = *reinterpret_cast<const V*>(col + (r + u) * nr);
+          vm4[u] = vm4[u] > x ? vm4[u] : x;
+        }
+      for (; r < rows; ++r) {
         const V x = *reinterpret_cast<const V*>(col + r * nr);
-        vm = vm > x ? vm : x;
+        vm4[0] = vm4[0] > x ? vm4[0] : x;
       }
     }
+    const V vm01 = vm4[0] > vm4[1] ? vm4[0] : vm4[1], vm23 = vm4[2] > vm4[3] ? vm4[2] : vm4[3];
+    const V vm = vm01 > vm23 ? vm01 : vm23;
     const V m_old = *reinterpret_cast<const V*>(m + c);
     const V m_new = m_old > vm ? m_old : vm;
     // A query that has seen no key yet keeps m = -inf; shifting by 0 then gives exp(-inf) = 0.
     const V shift = m_new == ninf ? V{} : m_new;
-    V sum = {};
-    for (int64_t r = 0; r < rows; ++r) {
+    V sum4[4] = {};
+    int64_t r = 0;
+    for (; r + 4 <= rows; r += 4)
+      for (int u = 0; u < 4; ++u) {
+        V* p = reinterpret_cast<V*>(col + (r + u) * nr);
+        V e = *p - shift;
+        vexp<W>(e);
+        *p = e;
+        sum4[u] += e;
+      }
+    for (; r < rows; ++r) {
       V* p = reinterpret_cast<V*>(col + r * nr);
       V e = *p - shift;
       vexp<W>(e);
       *p = e;
-      sum += e;
+      sum4[0] += e;
     }
+    const V sum = (sum4[0] + sum4[1]) + (sum4[2] + sum4[3]);
     V a = m_old - shift;  // -inf on a query's first visible block: alpha = 0
     vexp<W>(a);
     *reinterpret_cast<V*>(alpha + c) = a;
