@@ -252,8 +252,6 @@ Grid thread_grid(int nt, int64_t mpanels, int64_t npanels) {
   return best;
 }
 
-// How far ahead of itself the first panel of A prefetches an unpacked B sliver, in rows (steps).
-constexpr int64_t kLookaheadRows = 16;
 // Products with at most this many rows (or the config's mc, if more) read B in place. On the Xeon
 // 256 rows still gained from it (n = 256 on two threads: 79-85% of MKL packed, 89-91% in place),
 // 384 lost (90-96% to 85-92%; NOTES.md, 2026-12-04).
@@ -335,9 +333,10 @@ void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
         // stores it packed into edge_b as it goes; the others read that copy. Rows of B a stride
         // apart ran 5-16% slower from L2 than the same rows packed (NOTES.md, 2026-12-04).
         const bool copy_first = row_major && cols == NR && mpanels > 1;
-        // Prefetching: the first panel of A reads the sliver a few rows ahead of itself (it may come
-        // from memory); the other panels fetch the next sliver's rows, a share each, so that it is
-        // in cache when its turn comes.
+        // Prefetching: the first panel of A reads the sliver eight rows ahead of itself (the kernel
+        // does that for any B read in place; a second, 16-row lookahead here only doubled the
+        // prefetches: NOTES.md, 2026-12-04); the other panels fetch the next sliver's rows, a share
+        // each, so that it is in cache when its turn comes.
         const bool next_full = row_major && s + 1 < s1 && (s + 2) * NR <= g.n;
         const T* next = next_full ? b + pc * g.b_rs + j0 + NR : nullptr;
         const int64_t share = mpanels > 1 ? (kc + mpanels - 2) / (mpanels - 1) : 0;
@@ -351,9 +350,7 @@ void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
           else if (copy_first) bk = edge_b, bk_rs = NR;
           const T* pf = nullptr;
           int64_t pf_rs = bk_rs, pf_rows = 0;
-          if (ip == 0 && bk_rs != NR) {
-            pf = bk + kLookaheadRows * bk_rs, pf_rows = kc - kLookaheadRows;
-          } else if (ip > 0 && next) {
+          if (ip > 0 && next) {
             const int64_t r0 = (ip - 1) * share;
             pf = next + r0 * g.b_rs, pf_rs = g.b_rs, pf_rows = std::min(share, kc - r0);
           }
