@@ -19,13 +19,16 @@ __attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f32(int64_t kc,
 }
 __attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f32_sb(int64_t kc, const float* a, const float* b,
                                                                         int64_t b_rs, float* c, int64_t rs, bool acc,
-                                                                        const float* pf, int64_t pf_rs, int64_t pf_rows, float* copy) {
+                                                                        const float* pf, int64_t pf_rs, int64_t pf_rows,
+                                                                        float* copy) {
   micro::kernel_body_strided<float, 16, 6, 4>(kc, a, b, b_rs, c, rs, acc, pf, pf_rs, pf_rows, copy);
 }
-template <int R>
-__attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f32_sb_rows(int64_t kc, const float* a, const float* b,
-                                                                             int64_t b_rs, float* c, int64_t rs, bool acc,
-                                                                             const float* pf, int64_t pf_rs, int64_t pf_rows, float* copy) {
+template <int R>  // the first R rows of a 6-row sliver
+__attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f32_sb_rows(int64_t kc, const float* a,
+                                                                             const float* b, int64_t b_rs, float* c,
+                                                                             int64_t rs, bool acc, const float* pf,
+                                                                             int64_t pf_rs, int64_t pf_rows,
+                                                                             float* copy) {
   micro::kernel_body_strided<float, 16, R, 4, 6>(kc, a, b, b_rs, c, rs, acc, pf, pf_rs, pf_rows, copy);
 }
 __attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f64(int64_t kc, const double* a, const double* b,
@@ -34,7 +37,8 @@ __attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f64(int64_t kc,
 }
 __attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f64_sb(int64_t kc, const double* a, const double* b,
                                                                         int64_t b_rs, double* c, int64_t rs, bool acc,
-                                                                        const double* pf, int64_t pf_rs, int64_t pf_rows, double* copy) {
+                                                                        const double* pf, int64_t pf_rs,
+                                                                        int64_t pf_rows, double* copy) {
   micro::kernel_body_strided<double, 8, 6, 4>(kc, a, b, b_rs, c, rs, acc, pf, pf_rs, pf_rows, copy);
 }
 // AVX2: 16 ymm registers. 6 x 2 vectors = 12 accumulators + 2 for B + 1 broadcast.
@@ -47,7 +51,7 @@ __attribute__((target("avx2,fma"))) void avx2_f32_sb(int64_t kc, const float* a,
                                                      const float* pf, int64_t pf_rs, int64_t pf_rows, float* copy) {
   micro::kernel_body_strided<float, 8, 6, 2>(kc, a, b, b_rs, c, rs, acc, pf, pf_rs, pf_rows, copy);
 }
-template <int R>
+template <int R>  // the first R rows of a 6-row sliver
 __attribute__((target("avx2,fma"))) void avx2_f32_sb_rows(int64_t kc, const float* a, const float* b, int64_t b_rs,
                                                           float* c, int64_t rs, bool acc, const float* pf,
                                                           int64_t pf_rs, int64_t pf_rows, float* copy) {

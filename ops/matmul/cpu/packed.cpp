@@ -279,9 +279,9 @@ int threads_for(const GemmArgs& g) {
 // element of B is used only m times there, so packing it (a read and a write of all of B, then a
 // second read from L3, since B is megabytes) cost more than the copy is worth; the micro-kernel
 // reads a row-major B where it lies instead, sliver by sliver. A sliver (kc rows of NR floats,
-// 64 KiB for AVX-512 at kc = 256) comes from memory on the first row panel of A,
-// which prefetches its rows ahead (one row per page, which the hardware prefetchers do not follow),
-// and from L2 on the others. Threads take disjoint ranges of slivers and pack A each for
+// 64 KiB for AVX-512 at kc = 256) comes from memory on the first row panel of A, which prefetches
+// its rows ahead (one row per page, which the hardware prefetchers do not follow) and packs it as
+// it goes; the other panels read that copy from L2. Threads take disjoint ranges of slivers and pack A each for
 // themselves (m x k, small next to B), so they never wait for one another. A transposed B cannot
 // be read as slivers in place; each sliver is packed alone just before its use, so that it is
 // written to and read from L1/L2 instead of going through a kc x nc block in L3.
@@ -302,7 +302,8 @@ void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
   // the hardware prefetchers stream at twice the rate of NR runs of 256 (NOTES.md, 2026-12-04).
   const bool row_major = g.b_cs == 1;
   const int64_t alias = row_major ? std::gcd<int64_t>(g.b_rs * int64_t(sizeof(T)), 4096) : 1;
-  const int64_t t_most = std::clamp<int64_t>(kTransposedA / (round_up(g.m, MR) * int64_t(sizeof(T))), 64, kTransposedKc);
+  const int64_t t_most =
+      std::clamp<int64_t>(kTransposedA / (round_up(g.m, MR) * int64_t(sizeof(T))), 64, kTransposedKc);
   const int64_t t_blocks = (g.k + t_most - 1) / t_most;
   const int64_t KC =
       row_major ? std::min({cfg.kc, kUnpackedKc, g.k, std::max<int64_t>(64, 128 * 4096 / std::max<int64_t>(alias, 1))})
