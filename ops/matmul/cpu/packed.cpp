@@ -350,7 +350,7 @@ void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
           if (copy_first && ip == 0) copy = edge_b;
           else if (copy_first) bk = edge_b, bk_rs = NR;
           const T* pf = nullptr;
-          int64_t pf_rs = bk_rs, pf_rows = 0;
+          int64_t pf_rs = 0, pf_rows = 0;
           if (ip > 0 && next) {
             const int64_t r0 = (ip - 1) * share;
             pf = next + r0 * g.b_rs, pf_rs = g.b_rs, pf_rows = std::min(share, kc - r0);
