@@ -625,6 +625,37 @@ TEST(Attention, ThreadsSharingAHeadAgree) {
   }
 }
 
+TEST(Attention, Flash2LazyMaxHoldsWhereScoresClimbAndJump) {
+  // The float kernels move a query's running max only when a block's scores exceed it by more than
+  // ln 256 (flash2_rows.h). Scores that climb by about 3 per block of 132 keys move it on some
+  // blocks and not on others; a jump of 100 in the fourth block moves it at once, where exp(s - m)
+  // with the stale max would overflow. Both against the float64 composite, forward and gradients.
+  for (float jump : {0.0f, 100.0f})
+    for (bool causal : {false, true}) {
+      SCOPED_TRACE(str("jump=", jump, " causal=", causal));
+      const int64_t n = 700, d = 16;
+      std::vector<float> qv = random({n, d}, 901).to_vector<float>(), kv = random({n, d}, 902).to_vector<float>();
+      for (int64_t i = 0; i < n; ++i) qv[size_t(i * d)] = 4.0f;  // every query sees the ramp in column 0
+      for (int64_t j = 0; j < n; ++j) kv[size_t(j * d)] = 0.006f * float(j) + (j >= 3 * 132 ? jump / 4 : 0.0f);
+      Tensor q = from_vector(qv, {n, d}), k = from_vector(kv, {n, d}), v = random({n, d}, 903), w = random({n, d}, 904);
+      AttentionOptions o = opts("flash2", causal);
+      o.scale = 1.0;
+      auto run = [&](bool composite, DType dt) {
+        auto [ys, vjp] = make_vjp(
+            [&](const std::vector<Tensor>& x) {
+              return std::vector<Tensor>{composite ? attention_composite(x[0], x[1], x[2], o) : attention(x[0], x[1], x[2], o)};
+            },
+            {q.to(dt), k.to(dt), v.to(dt)});
+        std::vector<Tensor> g = vjp({w.to(dt)});
+        g.insert(g.begin(), ys[0]);
+        return g;
+      };
+      const std::vector<Tensor> ref = run(true, DType::Float64), f32 = run(false, DType::Float32);
+      for (int i = 0; i < 4; ++i) EXPECT_TRUE(all_close(f32[i], ref[i], 1e-4, 1e-3)) << "output " << i;
+      for (float x : f32[0].to_vector<float>()) ASSERT_TRUE(std::isfinite(x));
+    }
+}
+
 TEST(Attention, Flash2MatchesTheCompositeOnAwkwardShapes) {
   // The production kernel's blocks (up to 128 queries x 128 keys forward, one NR-key sliver x 96
   // queries backward, head dims padded to the micro-kernel's MR), on every instruction set the CPU has, against the composite float64

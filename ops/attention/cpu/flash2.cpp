@@ -162,8 +162,11 @@ void flash2_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T*
           const bool masked = vis_first < j0 + n;
           if (masked)
             for (int c = 0; c < NR; ++c) lim[c] = int32_t(std::clamp<int64_t>(pr.visible(q0 + c) - j0, 0, n));
-          rows.softmax_cols(ps, n, NR, masked ? lim.data() : nullptr, mrow + s * NR, lrow + s * NR, alpha + s * NR);
-          if (j0 > 0)  // on the first block alpha is 0 and the accumulator still 0
+          const bool moved =
+              rows.softmax_cols(ps, n, NR, masked ? lim.data() : nullptr, mrow + s * NR, lrow + s * NR, alpha + s * NR);
+          // On the first block alpha is 0 and the accumulator still 0; on most later ones no
+          // query's max moved (the lazy max of flash2_rows.h), alpha is 1 and O stays as it is.
+          if (j0 > 0 && moved)
             for (int64_t r = 0; r < dm; ++r) {
               T* arow = acc + r * bq + s * NR;
               const T* al = alpha + s * NR;

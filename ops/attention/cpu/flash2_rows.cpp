@@ -39,12 +39,16 @@ __attribute__((always_inline)) inline void vexp(typename FV<W>::v& x) {
 // The forward's online softmax on one block of S^T for nr queries (see flash2_rows.h), W queries
 // at a time: every reduction runs down a column, across key rows, so the running max and sum of
 // W queries stay in one vector each and no horizontal reduction is needed.
+// How far a block's largest score may exceed a query's running max before the max moves (ln 256).
+constexpr float kLazyMax = 5.545177444479562f;
+
 template <int W>
-__attribute__((always_inline)) inline void softmax_cols_body(float* s, int64_t rows, int64_t nr, const int32_t* lim,
+__attribute__((always_inline)) inline bool softmax_cols_body(float* s, int64_t rows, int64_t nr, const int32_t* lim,
                                                              float* m, float* l, float* alpha) {
   using V = typename FV<W>::v;
   using VI = typename FV<W>::vi;
   const V ninf = V{} - std::numeric_limits<float>::infinity();
+  VI moved = {};  // lanes whose max moved in some column group
   for (int64_t c = 0; c < nr; c += W) {
     float* col = s + c;
     // Four partial maxima and sums, rows r, r+1, r+2, r+3: one chain of dependent max (or add)
@@ -73,7 +77,10 @@ __attribute__((always_inline)) inline void softmax_cols_body(float* s, int64_t r
     const V vm01 = vm4[0] > vm4[1] ? vm4[0] : vm4[1], vm23 = vm4[2] > vm4[3] ? vm4[2] : vm4[3];
     const V vm = vm01 > vm23 ? vm01 : vm23;
     const V m_old = *reinterpret_cast<const V*>(m + c);
-    const V m_new = m_old > vm ? m_old : vm;
+    // Lazy: the max moves only by more than kLazyMax (from -inf, to any finite block max).
+    const VI move = vm > m_old + kLazyMax;
+    const V m_new = move ? vm : m_old;
+    moved |= move;
     // A query that has seen no key yet keeps m = -inf; shifting by 0 then gives exp(-inf) = 0.
     const V shift = m_new == ninf ? V{} : m_new;
     V sum4[4] = {};
@@ -100,6 +107,9 @@ __attribute__((always_inline)) inline void softmax_cols_body(float* s, int64_t r
     *reinterpret_cast<V*>(l + c) = a * *reinterpret_cast<const V*>(l + c) + sum;
     *reinterpret_cast<V*>(m + c) = m_new;
   }
+  for (int i = 0; i < W; ++i)
+    if (moved[i]) return true;
+  return false;
 }
 
 template <int W>
@@ -125,33 +135,35 @@ __attribute__((always_inline)) inline void grad_row_body(float* s, float* dp, in
 
 #if defined(__x86_64__) || defined(__i386__)
 #define EMBER_X86 1
-__attribute__((target("avx512f,avx512vl,avx2,fma"))) void softmax_avx512(float* s, int64_t rows, int64_t nr,
+__attribute__((target("avx512f,avx512vl,avx2,fma"))) bool softmax_avx512(float* s, int64_t rows, int64_t nr,
                                                                          const int32_t* lim, float* m, float* l,
                                                                          float* alpha) {
-  softmax_cols_body<16>(s, rows, nr, lim, m, l, alpha);
+  return softmax_cols_body<16>(s, rows, nr, lim, m, l, alpha);
 }
 __attribute__((target("avx512f,avx512vl,avx2,fma"))) void grad_avx512(float* s, float* dp, int64_t hi, int64_t nn,
                                                                       float sc, float l, float d) {
   grad_row_body<16>(s, dp, hi, nn, sc, l, d);
 }
-__attribute__((target("avx2,fma"))) void softmax_avx2(float* s, int64_t rows, int64_t nr, const int32_t* lim, float* m,
+__attribute__((target("avx2,fma"))) bool softmax_avx2(float* s, int64_t rows, int64_t nr, const int32_t* lim, float* m,
                                                       float* l, float* alpha) {
-  softmax_cols_body<8>(s, rows, nr, lim, m, l, alpha);
+  return softmax_cols_body<8>(s, rows, nr, lim, m, l, alpha);
 }
 __attribute__((target("avx2,fma"))) void grad_avx2(float* s, float* dp, int64_t hi, int64_t nn, float sc, float l,
                                                    float d) {
   grad_row_body<8>(s, dp, hi, nn, sc, l, d);
 }
 #endif
-void softmax_portable(float* s, int64_t rows, int64_t nr, const int32_t* lim, float* m, float* l, float* alpha) {
-  softmax_cols_body<4>(s, rows, nr, lim, m, l, alpha);
+bool softmax_portable(float* s, int64_t rows, int64_t nr, const int32_t* lim, float* m, float* l, float* alpha) {
+  return softmax_cols_body<4>(s, rows, nr, lim, m, l, alpha);
 }
 void grad_portable(float* s, float* dp, int64_t hi, int64_t nn, float sc, float l, float d) {
   grad_row_body<4>(s, dp, hi, nn, sc, l, d);
 }
 
-void softmax_f64(double* s, int64_t rows, int64_t nr, const int32_t* lim, double* m, double* l, double* alpha) {
+// Double keeps the exact running max (it is the reference the float kernels are checked against).
+bool softmax_f64(double* s, int64_t rows, int64_t nr, const int32_t* lim, double* m, double* l, double* alpha) {
   constexpr double ninf = -std::numeric_limits<double>::infinity();
+  bool moved = false;
   for (int64_t c = 0; c < nr; ++c) {
     double mx = ninf;
     for (int64_t r = 0; r < rows; ++r) {
@@ -164,8 +176,10 @@ void softmax_f64(double* s, int64_t rows, int64_t nr, const int32_t* lim, double
     for (int64_t r = 0; r < rows; ++r) sum += (s[r * nr + c] = std::exp(s[r * nr + c] - shift));
     alpha[c] = std::exp(m[c] - shift);
     l[c] = alpha[c] * l[c] + sum;
+    moved |= m_new != m[c];
     m[c] = m_new;
   }
+  return moved;
 }
 void grad_f64(double* s, double* dp, int64_t hi, int64_t nn, double scale, double lse, double dvec) {
   for (int64_t j = 0; j < nn; ++j) {

@@ -18,7 +18,12 @@ struct Flash2Rows {
   // Query c sees rows [0, lim[c]) (lim == nullptr: all). Per query, with its running max m[c] and
   // sum l[c]: m_new = max(m, its largest visible score), s = exp(s - m_new) in place (0 where not
   // visible), alpha[c] = exp(m - m_new) (0 on its first block), l = alpha l + the block's sum, m = m_new.
-  void (*softmax_cols)(T* s, int64_t rows, int64_t nr, const int32_t* lim, T* m, T* l, T* alpha);
+  // The float kernels move m lazily: only where the block's largest score exceeds m by more than
+  // ln 256 (kLazyMax); elsewhere m stays, alpha is 1 and s = exp(s - m) is at most 256, far from
+  // overflow. The result is the same softmax (m cancels in O = acc / l and in lse = m + log l).
+  // Returns whether some alpha[c] != 1, i.e. whether the output accumulated so far needs scaling:
+  // after the first few blocks it rarely does, and the caller then skips that pass over O.
+  bool (*softmax_cols)(T* s, int64_t rows, int64_t nr, const int32_t* lim, T* m, T* l, T* alpha);
   // Backward, one query row of a block of keys (its scores s, its dP in dp), with the row's lse
   // and D = rowsum(dO o O): p = exp(scale s - lse) into s and dS = p (dp - D) into dp for the
   // keys [0, hi) the query sees; both 0 in [hi, nn).
