@@ -24,12 +24,14 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include "framework/parallel.h"
 #include "framework/tensor.h"
 #include "ops/attention/cpu/flash2_rows.h"
 #include "ops/attention/cpu/kernels.h"
+#include "ops/matmul/cpu/pack_avx2.h"
 #include "ops/matmul/cpu/packed_config.h"
 #include "ops/matmul/cpu/packing.h"
 
@@ -105,6 +107,30 @@ void pack_as_a(const T* x, int64_t rows, int64_t rs, int64_t cs, int64_t r0, int
   for (int64_t s = 0; s < n_slivers; ++s) pack_a_sliver(g, x, r0 + s * mr, 0, kc, mr, dst + s * mr * kc);
 }
 
+// O_i = (O_i^T)^T / l, row by row: acc holds O_i^T (d rows of bq queries), ob gets m rows of d.
+// Read column-wise one float at a time, the transpose took 2-4% of the forward at N = 512-1024
+// (NOTES.md, 2026-12-04); floats go through the 8 x 8 register transposes of the B packing.
+template <class T>
+void write_output(const T* acc, int64_t bq, int64_t m, int64_t d, const T* l, CpuIsa isa, T* ob) {
+#if defined(__x86_64__) || defined(__i386__)
+  if constexpr (std::is_same_v<T, float>) {
+    if (isa >= CpuIsa::Avx2) {
+      pack_b_transposed_avx2(acc, bq, 0, m, 0, d, int(d), ob);  // ob[r * d + c] = acc[c * bq + r]
+      for (int64_t r = 0; r < m; ++r) {
+        const float inv = 1.0f / l[r];
+        for (int64_t c = 0; c < d; ++c) ob[r * d + c] *= inv;
+      }
+      return;
+    }
+  }
+#endif
+  (void)isa;
+  for (int64_t r = 0; r < m; ++r) {
+    const T inv = T(1) / l[r];
+    for (int64_t c = 0; c < d; ++c) ob[r * d + c] = acc[c * bq + r] * inv;
+  }
+}
+
 }  // namespace
 
 template <class T>
@@ -178,11 +204,8 @@ void flash2_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T*
         }
       }
       T* ob = o + (h * nq + i0) * d;
-      for (int64_t r = 0; r < m; ++r) {
-        const T inv = T(1) / lrow[r];
-        for (int64_t c = 0; c < d; ++c) ob[r * d + c] = acc[c * bq + r] * inv;
-        lse[h * nq + i0 + r] = attention_math::online_lse(mrow[r], lrow[r]);
-      }
+      write_output(acc, bq, m, d, lrow, cfg.isa, ob);
+      for (int64_t r = 0; r < m; ++r) lse[h * nq + i0 + r] = attention_math::online_lse(mrow[r], lrow[r]);
     }
   });
 }
