@@ -24,10 +24,10 @@ struct Vec {
 
 // MR rows, NV vectors of W lanes per row: NR = NV * W columns. Row p of the B sliver is at
 // bp + p * b_rs: NR for a packed sliver, B's own row stride when B is read where it lies (the
-// unpacked path of packed.cpp). During the first pf_rows steps, step p also asks the memory system
-// for the NR elements at pf + p * pf_rs: the caller's way of fetching, a little per call, the B
-// rows it will need next, which lie a row apart (often a page apart) where the hardware
-// prefetchers do not follow. With `copy`, each row of B is also stored at copy + p * NR as it is
+// unpacked path of packed.cpp). The call also asks the memory system for pf_rows rows of NR
+// elements at pf + r * pf_rs, one cache line per step while they last: the caller's way of
+// fetching, a little per call, the B rows it will need next, which lie a row apart (often a page
+// apart) where the hardware prefetchers do not follow. With `copy`, each row of B is also stored at copy + p * NR as it is
 // loaded: the first row panel packs the sliver it reads in place for the panels after it.
 // AS is the A sliver's step (its packed height): MR, except for a kernel that computes only the
 // first MR rows of a taller sliver (the last, ragged panel of A).
@@ -71,7 +71,18 @@ __attribute__((always_inline)) inline void kernel_body_strided(int64_t kc, const
         __builtin_prefetch(reinterpret_cast<const char*>(bp + kAheadRows * b_rs) + j, 0, 3);
     };
     int64_t p = 0;
-    for (const int64_t pe = pf ? std::min(kc, pf_rows) : 0; p < pe; ++p) {
+    // The caller's rows one 64-byte line per step, where the call has enough steps for that: all
+    // of a row's lines at once (four for AVX-512's NR) cost the row panels after the first 8% of
+    // their speed in a few-rows product (NOTES.md, 2026-12-04); otherwise a row per step.
+    constexpr int64_t kLines = NR * int64_t(sizeof(T)) >= 64 ? NR * int64_t(sizeof(T)) / 64 : 1;
+    if (pf && pf_rows * kLines <= kc) {
+      for (const int64_t pe = pf_rows * kLines; p < pe; ++p) {
+        __builtin_prefetch(reinterpret_cast<const char*>(pf + (p / kLines) * pf_rs) + (p % kLines) * 64, 0, 3);
+        if (p < ahead_end) fetch_ahead();
+        step();
+      }
+    }
+    for (const int64_t pe = pf && p == 0 ? std::min(kc, pf_rows) : 0; p < pe; ++p) {
       for (int j = 0; j < NR * int(sizeof(T)); j += 64) __builtin_prefetch(reinterpret_cast<const char*>(pf) + j, 0, 3);
       pf += pf_rs;
       if (p < ahead_end) fetch_ahead();

@@ -13,8 +13,8 @@ template <class T>
 using MicroKernel = void (*)(int64_t kc, const T* ap, const T* bp, T* c, int64_t c_rs, bool accumulate);
 
 // The same product with row p of the B sliver at bp + p * b_rs (B read where it lies, unpacked),
-// asking for the NR elements at pf + p * pf_rs at each step p < pf_rows, and with `copy` storing
-// the sliver there packed, as it is read (microkernel.h).
+// prefetching the pf_rows rows of NR elements at pf + r * pf_rs on the way, and with `copy`
+// storing the sliver there packed, as it is read (microkernel.h).
 template <class T>
 using MicroKernelStridedB = void (*)(int64_t kc, const T* ap, const T* bp, int64_t b_rs, T* c, int64_t c_rs,
                                      bool accumulate, const T* pf, int64_t pf_rs, int64_t pf_rows, T* copy);
