@@ -26,29 +26,15 @@ struct FV {
   typedef int32_t vi __attribute__((vector_size(W * 4), aligned(4), may_alias));
 };
 
-// x = exp(x) in place (by reference: a vector passed by value would change the ABI with the ISA).
-template <int W>
-__attribute__((always_inline)) inline void vexp(typename FV<W>::v& x) {
-  using V = typename FV<W>::v;
-  using VI = typename FV<W>::vi;
-  const V lo = V{} - 100.0f;
-  x = x < lo ? lo : x;  // NaN compares false and stays NaN
-  const V kf = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  const V r = (x - kf * 0.693145751953125f) - kf * 1.42860682030941723e-6f;
-  const V p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720))))));
-  const VI k = __builtin_convertvector(kf, VI);
-  const VI bits = ((k + 127) << 23) & (k >= -126);
-  x = p * (V)bits;
-}
-
 #if defined(__x86_64__) || defined(__i386__)
 // AVX-512 has the last step as one instruction: vscalefps computes p * 2^k from k as a float, so
 // the integer conversion, the exponent arithmetic and the multiply of the generic version go, and
 // with zero-masking below -87.34 (x / ln 2 = -126, where float's normal range ends) so does the
-// clamp: 13 vector operations instead of 18, and no result is subnormal. Not always_inline (it
-// has a target of its own); the AVX-512 wrappers below are `flatten`, which inlines it there.
-template <>
-__attribute__((target("avx512f"))) inline void vexp<16>(FV<16>::v& x) {
+// clamp: 13 vector operations instead of 18, and no result is subnormal. A plain function, not a
+// specialisation of vexp: clang would give it vexp's always_inline, and then refuse to inline a
+// function with a target into the (target-less) row templates. The AVX-512 wrappers below are
+// `flatten`, which inlines it there.
+__attribute__((target("avx512f"))) inline void vexp_avx512(FV<16>::v& x) {
   const __m512 v = (__m512)x;
   const __mmask16 normal = _mm512_cmp_ps_mask(v, _mm512_set1_ps(-87.33654f), _CMP_NLT_UQ);  // also NaN
   const __m512 magic = _mm512_set1_ps(12582912.0f);  // 1.5 * 2^23: adding it rounds to an integer
@@ -65,6 +51,27 @@ __attribute__((target("avx512f"))) inline void vexp<16>(FV<16>::v& x) {
   x = (FV<16>::v)_mm512_maskz_scalef_ps(normal, p, kf);
 }
 #endif
+
+// x = exp(x) in place (by reference: a vector passed by value would change the ABI with the ISA).
+template <int W>
+__attribute__((always_inline)) inline void vexp(typename FV<W>::v& x) {
+  using V = typename FV<W>::v;
+#if defined(__x86_64__) || defined(__i386__)
+  if constexpr (W == 16) {
+    vexp_avx512(x);
+    return;
+  }
+#endif
+  using VI = typename FV<W>::vi;
+  const V lo = V{} - 100.0f;
+  x = x < lo ? lo : x;  // NaN compares false and stays NaN
+  const V kf = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  const V r = (x - kf * 0.693145751953125f) - kf * 1.42860682030941723e-6f;
+  const V p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720))))));
+  const VI k = __builtin_convertvector(kf, VI);
+  const VI bits = ((k + 127) << 23) & (k >= -126);
+  x = p * (V)bits;
+}
 
 // The forward's online softmax on one block of S^T for nr queries (see flash2_rows.h), W queries
 // at a time: every reduction runs down a column, across key rows, so the running max and sum of
