@@ -107,6 +107,23 @@ void pack_as_a(const T* x, int64_t rows, int64_t rs, int64_t cs, int64_t r0, int
   for (int64_t s = 0; s < n_slivers; ++s) pack_a_sliver(g, x, r0 + s * mr, 0, kc, mr, dst + s * mr * kc);
 }
 
+// C (+)= A Bp for `rows` rows of A held as MR-row slivers a_step apart (C's slivers c_step apart,
+// rows c_rs apart), Bp one packed B sliver. Where rows is not a multiple of MR the last sliver is
+// padding in part (d = 128 = 21 x 6 + 2: 3% of the product); it runs a kernel for just its rows
+// where the instruction set has one, and C's padded rows are left untouched.
+template <class T>
+void a_slivers_times_b(const PackedConfig<T>& cfg, int64_t rows, int64_t kc, const T* a, int64_t a_step, const T* bp,
+                       T* c, int64_t c_step, int64_t c_rs, bool accumulate) {
+  const int64_t full = rows / cfg.mr, rest = rows - full * cfg.mr;
+  for (int64_t ip = 0; ip < full; ++ip) cfg.kernel(kc, a + ip * a_step, bp, c + ip * c_step, c_rs, accumulate);
+  if (rest == 0) return;
+  if (cfg.first_rows_strided_b[rest])
+    cfg.first_rows_strided_b[rest](kc, a + full * a_step, bp, cfg.nr, c + full * c_step, c_rs, accumulate, nullptr, 0,
+                                   0, nullptr);
+  else
+    cfg.kernel(kc, a + full * a_step, bp, c + full * c_step, c_rs, accumulate);
+}
+
 // O_i = (O_i^T)^T / l, row by row: acc holds O_i^T (d rows of bq queries), ob gets m rows of d.
 // Read column-wise one float at a time, the transpose took 2-4% of the forward at N = 512-1024
 // (NOTES.md, 2026-12-04); floats go through the 8 x 8 register transposes of the B packing.
@@ -193,14 +210,13 @@ void flash2_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T*
           // On the first block alpha is 0 and the accumulator still 0; on most later ones no
           // query's max moved (the lazy max of flash2_rows.h), alpha is 1 and O stays as it is.
           if (j0 > 0 && moved)
-            for (int64_t r = 0; r < dm; ++r) {
+            for (int64_t r = 0; r < d; ++r) {
               T* arow = acc + r * bq + s * NR;
               const T* al = alpha + s * NR;
 #pragma omp simd
               for (int c = 0; c < NR; ++c) arow[c] *= al[c];
             }
-          for (int64_t ip = 0; ip < dm / MR; ++ip)
-            cfg.kernel(n, va + ip * MR * nk + j0 * MR, ps, acc + ip * MR * bq + s * NR, bq, true);
+          a_slivers_times_b(cfg, d, n, va + j0 * MR, MR * nk, ps, acc + s * NR, MR * bq, bq, true);
         }
       }
       T* ob = o + (h * nq + i0) * d;
@@ -289,10 +305,8 @@ void flash2_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, c
           const int64_t i = h * nq + i0 + r, hi = std::clamp<int64_t>(pr.visible(i0 + r) - j0, 0, n);
           rows.grad_row(sq + r * NR, dps + r * NR, hi, NR, pr.scale, lse[i], dvec[i]);
         }
-        for (int64_t ip = 0; ip < dm / MR; ++ip) {
-          cfg.kernel(m, dota + ip * MR * nq + i0 * MR, sq, dv_acc + ip * MR * NR, NR, true);
-          cfg.kernel(m, qta + ip * MR * nq + i0 * MR, dps, dk_acc + ip * MR * NR, NR, true);
-        }
+        a_slivers_times_b(cfg, d, m, dota + i0 * MR, MR * nq, sq, dv_acc, MR * NR, NR, true);
+        a_slivers_times_b(cfg, d, m, qta + i0 * MR, MR * nq, dps, dk_acc, MR * NR, NR, true);
         // dS (m x n, row stride NR) as A slivers down its columns: k runs over the block's keys.
         pack_as_a(dps, m, NR, int64_t(1), int64_t(0), mq, n, MR, dsa);
         for (int64_t jp = 0; jp < dp / NR; ++jp)
