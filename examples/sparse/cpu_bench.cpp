@@ -128,6 +128,9 @@ json cpu_profile(const CsrTensor& a, const Tensor& dense, const Tensor& x, const
   g.push_back({{"phase", "SpGEMM: prefix sum -> row pointers"}, {"ms", median(&sparse::cpu::SpgemmProfile::scan_ms)}});
   g.push_back({{"phase", "SpGEMM: allocate C"}, {"ms", median(&sparse::cpu::SpgemmProfile::alloc_ms)}});
   g.push_back({{"phase", "SpGEMM: numeric pass (accumulate, sort)"}, {"ms", median(&sparse::cpu::SpgemmProfile::numeric_ms)}});
+  if (!runs.empty() && runs.front().one_pass)  // no symbolic pass: the rows were written to upper-bound slots
+    g.push_back({{"phase", "SpGEMM: rows moved from their slots into C (one-pass mode)"},
+                 {"ms", median(&sparse::cpu::SpgemmProfile::compact_ms)}});
   out["spgemm"] = g;
   return out;
 }

@@ -34,16 +34,26 @@ struct SpgemmProfile {
   double scan_ms = 0;      // prefix sum -> C's row pointers
   double alloc_ms = 0;     // C's column and value arrays
   double numeric_ms = 0;   // dense accumulator, then each row's columns sorted
+  double compact_ms = 0;   // one-pass mode: the rows moved from their upper-bound slots into C
   int64_t products = 0;    // multiply-adds performed
+  bool one_pass = false;   // no symbolic pass: rows written to upper-bound slots, then moved
 };
+
+// SpGEMM skips the symbolic pass when the upper bounds of C's rows, min(products, cols) each, add
+// up to at most this many entries: the numeric pass writes each row into a slot of that size,
+// then the rows are moved together. The slots cost (4 + sizeof(T)) bytes an entry, at most 64 MiB
+// for float here.
+constexpr int64_t kSpgemmOnePassSlots = int64_t(1) << 23;
 
 // C = A B by Gustavson's row-wise algorithm: a symbolic pass counts each row's nonzeros, a prefix
 // sum places the rows, a numeric pass accumulates each row in a dense per-thread accumulator and
-// writes it with sorted columns. Structural zeros (exact cancellations) are kept.
+// writes it with sorted columns. Structural zeros (exact cancellations) are kept. Up to
+// `one_pass_slots` slot entries the symbolic pass is skipped (see kSpgemmOnePassSlots); both
+// modes give the same C, bit for bit.
 // C's values come back as a 1-d Tensor of T (from the caching allocator, like every tensor).
 template <class T>
 void spgemm(const CsrPattern& a, const T* av, const CsrPattern& b, const T* bv, CsrPattern& c, Tensor& cv,
-            SpgemmProfile* profile = nullptr);
+            SpgemmProfile* profile = nullptr, int64_t one_pass_slots = kSpgemmOnePassSlots);
 
 // out[k] = v[perm[k]]
 template <class T>
