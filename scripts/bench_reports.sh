@@ -5,8 +5,9 @@
 #   scripts/bench_reports.sh [OUTDIR] [STEP...]   (default results/reports; all steps: about 75 min)
 #
 # Steps: matmul matmul64 ops attention (which includes attention_blockm) attention_blockm
-# attention_large attention_unfused sparse sparsity custom_op attention_grid gpt2 gpt2_long (the
-# last two about 15 minutes each) classifier classifier_cnn (about 5 minutes) classifier_90 (about
+# attention_large attention_unfused sparse sparsity custom_op attention_grid attention_grid_large (12 heads at
+# N = 4096 and 8192; about 30 minutes, not in the default list) gpt2 gpt2_long (the last two about
+# 15 minutes each) classifier classifier_cnn (about 5 minutes) classifier_90 (about
 # 11 minutes) dist. Run it on a quiet machine (each program prints the load it saw) after
 # `./run.sh build` and `./run.sh bench-deps`.
 # OpenBLAS runs on the core examples/common/openblas_core.h picks for this CPU; torch gets the
@@ -86,6 +87,13 @@ for s in $steps; do
           --impls flash2 --repeats 3 --json "$out/attention_grid_d128_t$t.json" | tee "$out/attention_grid_d128_t$t.txt"
         OMP_NUM_THREADS=$t "$bin/bench_attention" --peer --python "$PY" --seq 512,1024 --heads 12 --head-dim 64,128 \
           --causal both --impls flash2 --repeats 3 --json "$out/attention_grid_h12_t$t.json" | tee "$out/attention_grid_h12_t$t.txt"
+      done
+      ;;
+    attention_grid_large)
+      for t in 2 1; do
+        step "attention grid, the long 12-head cells, $t thread(s): Flash2 against torch SDPA, N = 4096, 8192, d = 64 and 128"
+        OMP_NUM_THREADS=$t "$bin/bench_attention" --peer --python "$PY" --seq 4096,8192 --heads 12 --head-dim 64,128 \
+          --causal both --impls flash2 --repeats 3 --json "$out/attention_grid_h12_large_t$t.json" | tee "$out/attention_grid_h12_large_t$t.txt"
       done
       ;;
     gpt2)
