@@ -157,11 +157,18 @@ void spgemm(const CsrPattern& a, const T* av, const CsrPattern& b, const T* bv, 
   c.rows = rows;
   c.cols = cols;
   c.row_ptr.resize(size_t(rows + 1));
-  auto place_rows = [&] {  // count -> its prefix sum -> C's row pointers
+  // count (each row's nonzeros) -> its prefix sum -> C's row pointers, then C's arrays.
+  auto place_rows_and_allocate = [&] {
+    auto t = Clock::now();
     for (int64_t i = 0; i < rows; ++i) count[size_t(i + 1)] += count[size_t(i)];
     EMBER_CHECK(count[size_t(rows)] <= std::numeric_limits<int32_t>::max(), "spgemm: the product has ",
                 count[size_t(rows)], " nonzeros, beyond the int32 index limit");
     for (int64_t i = 0; i <= rows; ++i) c.row_ptr[size_t(i)] = int32_t(count[size_t(i)]);
+    prof.scan_ms = ms_since(t);
+    t = Clock::now();
+    c.col_idx.resize(size_t(count[size_t(rows)]));
+    cv = empty({count[size_t(rows)]}, dtype_of<T>::value);
+    prof.alloc_ms += ms_since(t);
   };
 
   // A row of C has at most min(products, cols) nonzeros: its slot in the one-pass mode.
@@ -191,15 +198,9 @@ void spgemm(const CsrPattern& a, const T* av, const CsrPattern& b, const T* bv, 
       }
     });
     prof.numeric_ms = ms_since(t0);
-    t0 = Clock::now();
-    place_rows();
-    prof.scan_ms = ms_since(t0);
-    t0 = Clock::now();
-    c.col_idx.resize(size_t(count[size_t(rows)]));
-    cv = empty({count[size_t(rows)]}, dtype_of<T>::value);
+    place_rows_and_allocate();
     int32_t* cci = c.col_idx.data();
     T* cvals = cv.data<T>();
-    prof.alloc_ms += ms_since(t0);
     t0 = Clock::now();
     parallel_rows(count.data(), rows, kGrain, [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) {
@@ -221,15 +222,7 @@ void spgemm(const CsrPattern& a, const T* av, const CsrPattern& b, const T* bv, 
     for (int64_t i = lo; i < hi; ++i) count[size_t(i + 1)] = acc.count(i, words <= row_products(i));
   });
   prof.symbolic_ms = ms_since(t0);
-
-  t0 = Clock::now();
-  place_rows();
-  prof.scan_ms = ms_since(t0);
-
-  t0 = Clock::now();
-  c.col_idx.resize(size_t(count[size_t(rows)]));
-  cv = empty({count[size_t(rows)]}, dtype_of<T>::value);
-  prof.alloc_ms = ms_since(t0);
+  place_rows_and_allocate();
 
   // Numeric pass, each row straight into its place in C.
   t0 = Clock::now();

@@ -20,6 +20,19 @@ const Case kCases[] = {{1, 1, 1, 1.0},   {1, 7, 3, 0.5},    {7, 1, 2, 0.6},     
                        {5, 0, 3, 0.5},   {6, 4, 0, 0.5},    {33, 17, 7, 0.2},   {127, 127, 33, 0.05},
                        {64, 200, 1, 0.3}, {1500, 1200, 2, 0.04}, {300, 900, 40, 0.3}};
 
+// A (m x k, density da) times B (k x n, density db). Rows with at least cols / 64 nonzeros take
+// the bitset path, sparser ones the list path: the last three cases cover lists short enough for
+// insertion sort, lists for std::sort, and (with the 700-row case) rows split across threads.
+struct SpgemmCase {
+  int64_t m, k, n;
+  double da, db;
+};
+const SpgemmCase kSpgemmCases[] = {
+    {1, 1, 1, 1, 1},         {0, 4, 3, 0.5, 0.5},          {4, 0, 3, 0.5, 0.5},           {4, 3, 0, 0.5, 0.5},
+    {1, 40, 30, 0.3, 0.2},   {7, 33, 5, 0.3, 0.4},         {127, 127, 127, 0.05, 0.05},   {60, 50, 70, 0.6, 0.5},
+    {700, 500, 400, 0.02, 0.03}, {300, 300, 5000, 0.01, 0.001}, {40, 200, 20000, 0.05, 0.001},
+    {2000, 100, 3000, 0.02, 0.005}};
+
 }  // namespace
 
 TEST(SparseKernels, SpmvMatchesReference) {
@@ -99,19 +112,8 @@ TEST(SparseKernels, SampledDotMatchesReference) {
 }
 
 TEST(SparseKernels, SpgemmMatchesReferenceAndIsSorted) {
-  struct G {
-    int64_t m, k, n;
-    double da, db;
-  };
-  // Rows with at least cols / 64 nonzeros take the bitset path, sparser ones the list path: the
-  // last three cases cover lists short enough for insertion sort, lists for std::sort, and (with
-  // the 700-row case) rows split across threads.
-  const G cases[] = {{1, 1, 1, 1, 1},        {0, 4, 3, 0.5, 0.5},    {4, 0, 3, 0.5, 0.5},   {4, 3, 0, 0.5, 0.5},
-                     {1, 40, 30, 0.3, 0.2},  {7, 33, 5, 0.3, 0.4},   {127, 127, 127, 0.05, 0.05},
-                     {60, 50, 70, 0.6, 0.5}, {700, 500, 400, 0.02, 0.03}, {300, 300, 5000, 0.01, 0.001},
-                     {40, 200, 20000, 0.05, 0.001}, {2000, 100, 3000, 0.02, 0.005}};
   uint64_t seed = 500;
-  for (const G& c : cases)
+  for (const SpgemmCase& c : kSpgemmCases)
     for (DType t : {DType::Float32, DType::Float64}) {
       Tensor ad = random_sparse_dense(c.m, c.k, c.da, seed++, t), bd = random_sparse_dense(c.k, c.n, c.db, seed++, t);
       sparse::cpu::SpgemmProfile prof;
@@ -136,19 +138,11 @@ TEST(SparseKernels, SpgemmMatchesReferenceAndIsSorted) {
 }
 
 // The one-pass mode (rows written to upper-bound slots, then moved) and the two-pass one give the
-// same C bit for bit, on every case of the test above, both dtypes, with rows split across threads
-// in the larger ones.
+// same C bit for bit, on every SpGEMM case, both dtypes, with rows split across threads in the
+// larger ones.
 TEST(SparseKernels, SpgemmOnePassEqualsTwoPass) {
-  struct G {
-    int64_t m, k, n;
-    double da, db;
-  };
-  const G cases[] = {{1, 1, 1, 1, 1},       {0, 4, 3, 0.5, 0.5},         {4, 0, 3, 0.5, 0.5},
-                     {4, 3, 0, 0.5, 0.5},   {7, 33, 5, 0.3, 0.4},        {127, 127, 127, 0.05, 0.05},
-                     {60, 50, 70, 0.6, 0.5}, {700, 500, 400, 0.02, 0.03}, {300, 300, 5000, 0.01, 0.001},
-                     {40, 200, 20000, 0.05, 0.001}, {2000, 100, 3000, 0.02, 0.005}};
   uint64_t seed = 900;
-  for (const G& c : cases)
+  for (const SpgemmCase& c : kSpgemmCases)
     for (DType t : {DType::Float32, DType::Float64}) {
       CsrTensor as = dense_to_csr(random_sparse_dense(c.m, c.k, c.da, seed++, t));
       CsrTensor bs = dense_to_csr(random_sparse_dense(c.k, c.n, c.db, seed++, t));
