@@ -38,8 +38,6 @@ class RowAccumulator {
         bv_(bv), words_((b.cols + 63) / 64), marker_(size_t(b.cols), -1), list_(size_t(b.cols) + 1),
         bits_(size_t(words_), 0), acc_(size_t(b.cols), T(0)) {}
 
-  int64_t words() const { return words_; }
-
   // Nonzeros of row i of C (the symbolic pass).
   int64_t count(int64_t i, bool bitset) {
     int64_t n = 0;
@@ -185,9 +183,10 @@ void spgemm(const CsrPattern& a, const T* av, const CsrPattern& b, const T* bv, 
     // Values, then column indices, in one block of the caching allocator: no zero fill, and no
     // fresh pages on the calls after the first (with a zero-filled std::vector for the indices,
     // a 172 MB buffer made the one-pass mode 2x slower than two passes).
-    Storage buffer(size_t(std::max<int64_t>(slots, 1)) * (sizeof(T) + sizeof(int32_t)), Device::CPU);
+    const size_t entries = size_t(std::max<int64_t>(slots, 1));
+    Storage buffer(entries * (sizeof(T) + sizeof(int32_t)), Device::CPU);
     T* slot_v = static_cast<T*>(buffer.data());
-    int32_t* slot_ci = reinterpret_cast<int32_t*>(slot_v + std::max<int64_t>(slots, 1));
+    int32_t* slot_ci = reinterpret_cast<int32_t*>(slot_v + entries);
     prof.alloc_ms = ms_since(t0);
     t0 = Clock::now();
     parallel_rows(work.data(), rows, kGrain, [&](int64_t lo, int64_t hi) {
