@@ -100,7 +100,10 @@ int bench(int argc, char** argv) {
   };
   // One generation of the longest length per repeat, with the seconds of every step (the time
   // between consecutive tokens; step 0 includes the prompt's pass). Returns runs[repeat][step].
-  auto sweep = [&](bool cache, int64_t n) {
+  // With `floors`, the read bandwidth is probed after each generation and pushed there: on a
+  // shared VM the probe moves by a tenth within minutes, so each run is set against its own
+  // (NOTES.md, 2026-12-04, fifth session).
+  auto sweep = [&](bool cache, int64_t n, std::vector<double>* floors) {
     std::vector<std::vector<double>> runs;
     for (int r = 0; r < repeats; ++r) {
       examples::ProgressBar bar(str("ember ", cache ? "cache" : "no cache", " ", r + 1, "/", repeats), n, true,
@@ -122,6 +125,7 @@ int bench(int argc, char** argv) {
       });
       bar.finish();
       runs.push_back(std::move(steps));
+      if (floors) floors->push_back(ember::bench::measure_bandwidth(size_t(256) << 20, num_threads()).read_gbs());
     }
     return runs;
   };
@@ -161,7 +165,9 @@ int bench(int argc, char** argv) {
   auto run = [&](const std::vector<int64_t>& lengths, bool cache) {
     if (lengths.empty()) return;
     const double idle = ember::bench::idle_fraction();  // a busy machine stretches every step
-    std::vector<std::vector<double>> runs = sweep(cache, *std::max_element(lengths.begin(), lengths.end()));
+    std::vector<double> floors_gbs;  // the read probe after each cached run
+    std::vector<std::vector<double>> runs =
+        sweep(cache, *std::max_element(lengths.begin(), lengths.end()), cache ? &floors_gbs : nullptr);
     for (int64_t n : lengths) {
       std::vector<double> totals, after_first;
       for (const auto& steps : runs) {
@@ -177,9 +183,19 @@ int bench(int argc, char** argv) {
         row["decode_tokens_per_s"] = decode_tps;
         std::cout << std::setw(16) << decode_tps;
         if (cache) {
-          const double pct_floor = 100.0 * decode_tps / floor_tps;
+          // Each run against the probe taken right after it, then the median over the runs; the
+          // share against the probe at the start is kept beside it.
+          std::vector<double> shares;
+          for (size_t r = 0; r < runs.size(); ++r)
+            shares.push_back(100.0 * double(n - 1) / after_first[r] / (floors_gbs[r] * 1e9 / weight_bytes));
+          const double pct_floor = ember::bench::median(shares), pct_once = 100.0 * decode_tps / floor_tps;
           row["decode_percent_of_floor"] = pct_floor;
-          std::cout << std::setw(8) << std::setprecision(0) << pct_floor << "% of the floor";
+          row["decode_percent_of_floor_per_run"] = shares;
+          row["decode_percent_of_start_floor"] = pct_once;
+          std::cout << std::setw(8) << std::setprecision(0) << pct_floor << "% of the floor beside each run ("
+                    << *std::min_element(shares.begin(), shares.end()) << "-"
+                    << *std::max_element(shares.begin(), shares.end()) << "%; " << pct_once
+                    << "% of the one above)";
         }
       }
       std::cout << "\n";
@@ -194,6 +210,7 @@ int bench(int argc, char** argv) {
       seconds.push_back(ember::bench::median(at));
     }
     per_step.push_back({{"cache", cache}, {"idle_before", idle}, {"positions", positions}, {"seconds", seconds}});
+    if (cache) per_step.back()["read_gbs_after_each_run"] = floors_gbs;
   };
   run(with_cache, true);
   run(without_cache, false);

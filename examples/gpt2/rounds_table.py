@@ -61,6 +61,26 @@ def main(argv):
             per = [ratio(e, p) for e, p in zip(es, ps)]
             print("| %d | %s | %d | %.2f | %.2f | %.2fx | %.2f-%.2fx |" % (threads, name, len(es), me, mp, ratio(me, mp),
                                                                       min(per), max(per)))
+    floor_table(runs)
+
+
+def floor_table(runs):
+    """Ember's cached decode steps against the read bandwidth probed right after each run (gpt2
+    bench's decode_percent_of_floor_per_run; runs before it have no such field and are left out)."""
+    lines = []
+    for threads in sorted(runs):
+        for row in runs[threads][0][0]["rows"]:
+            if not row["cache"] or "decode_percent_of_floor_per_run" not in row:
+                continue
+            shares = [s for ember, _ in runs[threads] for r in ember["rows"]
+                      if r["cache"] and r["generated"] == row["generated"] for s in r.get("decode_percent_of_floor_per_run", [])]
+            lines.append("| %d | %d | %d | %.0f%% | %.0f-%.0f%% |" % (threads, row["generated"] - 1, len(shares),
+                                                                  median(shares), min(shares), max(shares)))
+    if lines:
+        print()
+        print("| threads | decode steps | runs | Ember against the floor probed after each run (median) | range |")
+        print("|---:|---:|---:|---:|---|")
+        print("\n".join(lines))
 
 
 if __name__ == "__main__":

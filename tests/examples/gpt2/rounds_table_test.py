@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """examples/gpt2/rounds_table.py on synthetic rounds: medians over rounds per side, the ratio
 pointing the right way for times (prefill) and rates (tokens/s), the per-round range, the decode
-steps' row only where both sides report it, and a clear error for a folder without rounds."""
+steps' row only where both sides report it, Ember's shares of the floor pooled over rounds, and a clear error for a folder without rounds."""
 import json
 import os
 import subprocess
@@ -47,6 +47,24 @@ class RoundsTable(unittest.TestCase):
         out = subprocess.run([sys.executable, SCRIPT, d], check=True, capture_output=True, text=True).stdout
         self.assertIn("| 2 | 32 tokens with the cache (tok/s) | 1 | 30.00 | 20.00 | 1.50x | 1.50-1.50x |", out)
         self.assertNotIn("decode steps", out)
+
+    def test_floor_shares_pooled_over_rounds(self):
+        d = tempfile.mkdtemp()
+        # Three runs a round, two rounds: the median is over all six shares.
+        for r, shares in enumerate([[70.0, 90.0, 80.0], [85.0, 60.0, 95.0]], 1):
+            e = run(0.2, 30.0, 40.0)
+            e["rows"][0]["decode_percent_of_floor_per_run"] = shares
+            write(f"{d}/r{r}_t1/ember.json", e)
+            write(f"{d}/r{r}_t1/torch.json", run(0.3, 20.0, 20.0))
+        out = subprocess.run([sys.executable, SCRIPT, d], check=True, capture_output=True, text=True).stdout
+        self.assertIn("| 1 | 31 | 6 | 82% | 60-95% |", out)
+
+    def test_no_floor_table_for_older_runs(self):
+        d = tempfile.mkdtemp()
+        write(f"{d}/r1_t1/ember.json", run(0.2, 30.0, 40.0))
+        write(f"{d}/r1_t1/torch.json", run(0.3, 20.0, 20.0))
+        out = subprocess.run([sys.executable, SCRIPT, d], check=True, capture_output=True, text=True).stdout
+        self.assertNotIn("probed after each run", out)
 
     def test_empty_folder_is_a_clear_error(self):
         p = subprocess.run([sys.executable, SCRIPT, tempfile.mkdtemp()], capture_output=True, text=True)
