@@ -46,13 +46,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string cpu_name() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
 
 // Resident set size (current and peak) from /proc/self/status, in bytes; writing 5 to clear_refs
 // resets the peak (VmHWM) to the current RSS.
@@ -235,7 +228,7 @@ int main(int argc, char** argv) {
       for (bool c : causals)
         for (int64_t n : ns) configs.push_back({n, d, c});
 
-    std::string machine = dev == Device::CPU ? cpu_name() : "cuda";
+    std::string machine = dev == Device::CPU ? ember::bench::cpu_name() : "cuda";
 #ifdef EMBER_HAS_CUDA
     if (dev == Device::CUDA) {
       cudaDeviceProp prop{};

@@ -36,21 +36,7 @@ Tensor chain(Tensor y, const Tensor& a, const Tensor& b, int ops) {
   return y;
 }
 
-std::string cpu_name() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
 
-// The 1-minute load average: the machine may be shared, and a reader should know how busy it was.
-std::string load_average() {
-  std::ifstream f("/proc/loadavg");
-  std::string one;
-  f >> one;
-  return one.empty() ? "unknown" : one;
-}
 
 void progress(const char* what) { std::cerr << "  measuring " << what << "...\n"; }
 
@@ -166,14 +152,14 @@ int main(int argc, char** argv) {
 #ifdef _OPENMP
     omp_set_num_threads(ember::cli::flag<int>(args, "threads", 0, ember::cli::kMaxThreads));
 #endif
-    std::cerr << "bench_autograd on " << cpu_name() << ", " << num_threads() << " OpenMP threads\n";
+    std::cerr << "bench_autograd on " << ember::bench::cpu_name() << ", " << num_threads() << " OpenMP threads\n";
 
     // Ember and the peer take turns, round after round, and each figure is the best round's median:
     // the machine is shared, and a round that another process disturbed should not decide a ratio.
     const int rounds = ember::cli::flag<int>(args, "rounds", 1, 1000000);
     EMBER_CHECK(rounds > 0, "--rounds must be positive");
     nlohmann::json e, t;
-    std::string load_before = load_average();
+    std::string load_before = ember::bench::load_average();
     for (int r = 0; r < rounds; ++r) {
       std::cerr << "round " << r + 1 << " of " << rounds << "\n";
       keep_best(e, measure_ember(ops, size, reps, warm, mreps, batch));
@@ -185,10 +171,10 @@ int main(int argc, char** argv) {
 
     // The table: per-op numbers are the chain's time divided by its length.
     auto us_per_op = [&](const nlohmann::json& j, const char* k) { return j[k].get<double>() / ops * 1e6; };
-    std::printf("\nCPU: %s; Ember: %d OpenMP threads; PyTorch: %s, %s threads\n", cpu_name().c_str(), num_threads(),
+    std::printf("\nCPU: %s; Ember: %d OpenMP threads; PyTorch: %s, %s threads\n", ember::bench::cpu_name().c_str(), num_threads(),
                 t.empty() ? "not run" : t["peer"].get<std::string>().c_str(),
                 t.empty() ? "-" : std::to_string(t["threads"].get<int>()).c_str());
-    std::string load_after = load_average();
+    std::string load_after = ember::bench::load_average();
     std::printf("load average (1 min) before / after: %s / %s on %d cores\n", load_before.c_str(), load_after.c_str(),
                 int(std::thread::hardware_concurrency()));
     std::printf("chain of %d recorded ops (alternating add and mul) on float32[%d], median of %d, best of %d rounds\n\n", ops,
@@ -233,7 +219,7 @@ int main(int argc, char** argv) {
     }
     if (args.count("json")) {
       bench::write_json(args["json"].as<std::string>(),
-                        {{"cpu", cpu_name()}, {"ops", ops}, {"size", size}, {"batch", batch}, {"load_before", load_before},
+                        {{"cpu", ember::bench::cpu_name()}, {"ops", ops}, {"size", size}, {"batch", batch}, {"load_before", load_before},
                          {"load_after", load_after}, {"ember", e}, {"pytorch", t}});
     }
   } catch (const std::exception& ex) {

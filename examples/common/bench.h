@@ -139,6 +139,21 @@ inline std::string cpuinfo_field(const std::string& key) {
   return "";
 }
 
+// The CPU's "model name" from /proc/cpuinfo, for a benchmark's header and its JSON.
+inline std::string cpu_name() {
+  std::string m = cpuinfo_field("model name");
+  return m.empty() ? "unknown CPU" : m;
+}
+
+// /proc/loadavg's 1-, 5- and 15-minute figures ("unknown" where it cannot be read): the machine may
+// be shared, and a reader of the numbers should know how busy it was.
+inline std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  if (!(f >> a >> b >> c)) return "unknown";
+  return a + " " + b + " " + c;
+}
+
 struct CpuInfo {
   std::string model;  // /proc/cpuinfo "model name" plus family/model numbers (VMs often hide the name)
   double mhz = 0;     // the clock the kernel reports (nominal on a VM; boost may be higher)

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "common.h"
+#include "examples/common/bench.h"
 #include "examples/common/cli_flags.h"
 #include "examples/common/cli_lists.h"
 #include "framework/autograd/trace.h"
@@ -228,7 +229,7 @@ int classifier(int argc, char** argv) {
   bar.finish("done");
   double secs = seconds_since(t_start);
   std::printf("\nacc: test accuracy; agree: share of test images whose sparse prediction equals the dense one.\n"
-              "%.0f s on %s\n", secs, cpu_name().c_str());
+              "%.0f s on %s\n", secs, ember::bench::cpu_name().c_str());
   if (!a["json"].as<std::string>().empty()) {
     json doc = {{"program", "contextual_sparsity"},
                 {"command", "classifier"},
@@ -239,7 +240,7 @@ int classifier(int argc, char** argv) {
                 {"test_images", test->size()},
                 {"rows", rows},
                 {"seconds", secs},
-                {"cpu", cpu_name()}};
+                {"cpu", ember::bench::cpu_name()}};
     write_json(a["json"].as<std::string>(), doc);
     std::printf("wrote %s\n", a["json"].as<std::string>().c_str());
   }

@@ -21,6 +21,7 @@
 #include <limits>
 
 #include "common.h"
+#include "examples/common/bench.h"
 #include "examples/common/cli_flags.h"
 #include "framework/autograd/trace.h"
 #include "models/gpt2/checkpoint.h"
@@ -502,7 +503,7 @@ int gpt(int argc, char** argv) {
               {"head_predictor", {{"rank", head_rank}, {"k", khp}, {"parameters_per_layer", head_predictor_params},
                                   {"epochs", hopt.epochs}, {"training", head_training}, {"recall", head_recall_json}}},
               {"sample", sample_json},
-              {"cpu", cpu_name()}};
+              {"cpu", ember::bench::cpu_name()}};
   if (!a.count("no-speed")) {
     SpeedOptions so;
     so.rank = rank;
@@ -511,7 +512,7 @@ int gpt(int argc, char** argv) {
     doc["speed"] = speed_section(so);
   }
   doc["seconds"] = seconds_since(t_start);
-  std::printf("\n%.0f s on %s\n", doc["seconds"].get<double>(), cpu_name().c_str());
+  std::printf("\n%.0f s on %s\n", doc["seconds"].get<double>(), ember::bench::cpu_name().c_str());
   if (!a["json"].as<std::string>().empty()) {
     write_json(a["json"].as<std::string>(), doc);
     std::printf("wrote %s\n", a["json"].as<std::string>().c_str());

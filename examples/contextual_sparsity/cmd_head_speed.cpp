@@ -13,6 +13,7 @@
 
 #include "common.h"
 #include "examples/attention/study/study_kernels.h"
+#include "examples/common/bench.h"
 #include "examples/common/cli_flags.h"
 #include "examples/common/cli_lists.h"
 #include "framework/autograd/trace.h"
@@ -91,7 +92,7 @@ json head_speed_section(const HeadSpeedOptions& opt) {
   };
   std::printf("\nhead-speed: one token's attention step, C = %lld, %lld heads of %lld, %lld cached positions, float32, "
               "median of %d runs after %d warm-up; %s\n",
-              (long long)C, (long long)H, (long long)hd, (long long)t, opt.repeats, opt.warmup, cpu_name().c_str());
+              (long long)C, (long long)H, (long long)hd, (long long)t, opt.repeats, opt.warmup, ember::bench::cpu_name().c_str());
   std::printf("%7s %-52s %4s %10s %10s %9s %9s\n", "threads", "variant", "k", "MACs", "time (us)", "vs dense", "vs all");
   json rows = json::array();
   for (int threads : opt.threads) {
@@ -128,7 +129,7 @@ json head_speed_section(const HeadSpeedOptions& opt) {
          median_seconds([&] { sparsity::topk_indices(predictor.forward(xs[size_t(next())]), kp); }, opt.warmup, opt.repeats));
   }
   return {{"width", C}, {"heads", H}, {"head_dim", hd}, {"cached", t}, {"ks", opt.ks}, {"threads", opt.threads},
-          {"repeats", opt.repeats}, {"warmup", opt.warmup}, {"cpu", cpu_name()}, {"rows", rows}};
+          {"repeats", opt.repeats}, {"warmup", opt.warmup}, {"cpu", ember::bench::cpu_name()}, {"rows", rows}};
 }
 
 int head_speed(int argc, char** argv) {

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "common.h"
+#include "examples/common/bench.h"
 #include "examples/common/cli_flags.h"
 #include "examples/common/cli_lists.h"
 #include "framework/autograd/trace.h"
@@ -66,7 +67,7 @@ json speed_section(const SpeedOptions& opt) {
   sparsity::SparsityPredictor pred(C, opt.rank, N, gen);
   const bool blas = blas_available();
   std::printf("\nspeed: MLP %lld -> %lld -> %lld (GPT-2 124M), float32, %d threads, median of %d runs after %d warm-up; %s\n",
-              (long long)C, (long long)N, (long long)C, num_threads(), opt.repeats, opt.warmup, cpu_name().c_str());
+              (long long)C, (long long)N, (long long)C, num_threads(), opt.repeats, opt.warmup, ember::bench::cpu_name().c_str());
   std::printf("%5s %-38s %6s %6s %10s %9s %9s\n", "batch", "variant", "k/n", "union", "time (us)", "vs dense", "vs all");
   json rows = json::array();
   // Every timed call gets the next of `pool` different inputs (and sets), as consecutive tokens
@@ -130,7 +131,7 @@ json speed_section(const SpeedOptions& opt) {
     emit(str("predictor r=", opt.rank, " (loops), scores only"), 0.1, k10, t_pred);
   }
   return {{"width", C}, {"hidden", N}, {"rank", opt.rank}, {"threads", num_threads()}, {"repeats", opt.repeats},
-          {"warmup", opt.warmup}, {"cpu", cpu_name()}, {"blas_peer", blas}, {"rows", rows}};
+          {"warmup", opt.warmup}, {"cpu", ember::bench::cpu_name()}, {"blas_peer", blas}, {"rows", rows}};
 }
 
 int speed(int argc, char** argv) {

@@ -35,16 +35,6 @@ std::vector<double> log_spaced(double lo, double hi, int n) {
   return out;
 }
 
-std::string cpu_name() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) {
-      size_t c = line.find(':');
-      return c == std::string::npos ? line : line.substr(c + 2);
-    }
-  return "unknown CPU";
-}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -24,7 +24,6 @@ std::vector<double> parse_fractions(const std::string& s, const char* flag);
 // n values log-spaced from lo to hi inclusive, rounded to 3 significant digits.
 std::vector<double> log_spaced(double lo, double hi, int n);
 
-std::string cpu_name();  // "model name" of /proc/cpuinfo
 double seconds_since(std::chrono::steady_clock::time_point t0);
 // Largest |a - b| over two float32 tensors of one shape: the check every timed kernel passes first.
 double max_abs_diff(const Tensor& a, const Tensor& b);

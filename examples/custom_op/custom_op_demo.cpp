@@ -62,12 +62,6 @@ double median_ms(const std::function<void()>& fn, int warmup, int repeats) {
   return bench::measure(fn, {warmup, repeats, repeats, std::numeric_limits<double>::infinity()}).median_s * 1e3;
 }
 
-std::string cpu_name() {
-  std::ifstream f("/proc/cpuinfo");
-  for (std::string line; std::getline(f, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
 
 }  // namespace
 
@@ -171,7 +165,7 @@ int main(int argc, char** argv) {
       {"forward + backward (grad of sum)", median_ms(fwd_grad(softplus_fused), warmup, repeats),
        median_ms(fwd_grad(softplus_composite), warmup, repeats)}};
   std::printf("\nTiming: %lld %s elements, median of %d runs after %d warm-up, %d thread(s), %s\n\n", (long long)n,
-              dts.c_str(), repeats, warmup, num_threads(), cpu_name().c_str());
+              dts.c_str(), repeats, warmup, num_threads(), ember::bench::cpu_name().c_str());
   std::printf("| %-34s | %-12s | %-16s | %-15s |\n", "pass", "fused (ms)", "composite (ms)", "composite/fused");
   std::printf("|%s|%s|%s|%s|\n", std::string(36, '-').c_str(), std::string(14, '-').c_str(), std::string(18, '-').c_str(),
               std::string(17, '-').c_str());
@@ -181,7 +175,7 @@ int main(int argc, char** argv) {
   if (args.count("json")) {
     nlohmann::json j;
     j["op"] = "softplus";
-    j["cpu"] = cpu_name();
+    j["cpu"] = ember::bench::cpu_name();
     j["threads"] = num_threads();
     for (const Check& c : checks) j["checks"].push_back({{"name", c.name}, {"ok", c.ok}, {"measured", c.measured}});
     j["timing"]["n"] = n;

@@ -30,13 +30,6 @@ std::vector<int64_t> parse_list(const std::string& s) {
   return out;
 }
 
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
 
 }  // namespace
 
@@ -134,7 +127,7 @@ int bench(int argc, char** argv) {
   warm.max_new_tokens = 2;
   generate(*model, prompt, warm);
 
-  std::cout << "gpt2 bench: " << model->name() << ", " << model->num_parameters() << " parameters, on " << cpu_model()
+  std::cout << "gpt2 bench: " << model->name() << ", " << model->num_parameters() << " parameters, on " << ember::bench::cpu_name()
             << " (" << num_threads() << " threads)\n";
   KVCache probe(cfg, 1);
   double prefill = median([&] {
@@ -215,7 +208,7 @@ int bench(int argc, char** argv) {
   run(with_cache, true);
   run(without_cache, false);
   if (a.count("json")) {
-    nlohmann::json j = {{"model", model->name()}, {"cpu", cpu_model()}, {"threads", num_threads()},
+    nlohmann::json j = {{"model", model->name()}, {"cpu", ember::bench::cpu_name()}, {"threads", num_threads()},
                         {"prompt_len", plen},     {"prefill_s", prefill}, {"kv_cache_bytes_full", probe.bytes()},
                         {"rows", rows},           {"per_step", per_step},
                         {"bandwidth", ember::bench::to_json(bw)}, {"weight_bytes", weight_bytes},

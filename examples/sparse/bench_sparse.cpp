@@ -177,13 +177,13 @@ int main(int argc, char** argv) {
     std::string main_t = key("ember", default_threads), main_setup = key("ember_setup", default_threads);
 
     json result;
-    result["machine"] = {{"cpu", cpu_name()},
+    result["machine"] = {{"cpu", ember::bench::cpu_name()},
                          {"cores_used", default_threads},
                          {"l2_bytes", cache_bytes(2)},
                          {"l3_bytes", cache_bytes(3)},
                          {"gpu", run_gpu ? gpu_name() : "not measured (" + (device == "cpu" ? std::string("--device cpu") : why) + ")"}};
-    std::string load0 = load_average();
-    std::printf("bench_sparse  CPU: %s, %d threads (L2 %lld KiB, L3 %lld MiB)  GPU: %s\n", cpu_name().c_str(),
+    std::string load0 = ember::bench::load_average();
+    std::printf("bench_sparse  CPU: %s, %d threads (L2 %lld KiB, L3 %lld MiB)  GPU: %s\n", ember::bench::cpu_name().c_str(),
                 default_threads, (long long)(cache_bytes(2) >> 10), (long long)(cache_bytes(3) >> 20),
                 result["machine"]["gpu"].get<std::string>().c_str());
     std::printf("Hygiene: %d warm-up call(s), then %d samples per timing, each a batch of calls lasting >= 2 ms (CPU) "
@@ -431,7 +431,7 @@ int main(int argc, char** argv) {
       std::printf("\n");
     }
 
-    std::string load1 = load_average();
+    std::string load1 = ember::bench::load_average();
     std::printf("Load average after: %s\n", load1.c_str());
     result["hygiene"] = {{"warmup", cfg.warmup},
                          {"repeats", cfg.repeats},

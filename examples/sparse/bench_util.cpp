@@ -61,20 +61,7 @@ ember::CsrTensor random_csr(int64_t n, double density, uint64_t seed) {
   return ember::CsrTensor(std::move(p), v);
 }
 
-std::string cpu_name() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
 
-std::string load_average() {
-  std::ifstream f("/proc/loadavg");
-  std::string a, b, c;
-  f >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
 
 int64_t cache_bytes(int level) {
   for (int idx = 0; idx < 8; ++idx) {

@@ -32,8 +32,6 @@ Timing time_it(const std::function<void()>& f, int warmup, int repeats, double m
 // (positions by geometric skips, so the cost is O(nnz)), values N(0, 1); deterministic in seed.
 ember::CsrTensor random_csr(int64_t n, double density, uint64_t seed);
 
-std::string cpu_name();         // from /proc/cpuinfo
-std::string load_average();     // /proc/loadavg's first three fields
 int64_t cache_bytes(int level);  // from sysfs, 0 when unknown
 
 // CPU time used by other processes: bench_sparse cannot stop other work on a shared machine, so

@@ -1,5 +1,6 @@
 // The shared harness of examples/common/bench.h: the median every benchmark reports, the repeat
-// loop behind it, and the one JSON result writer (atomic; a bad path is an ember::Error).
+// loop behind it, the one JSON result writer (atomic; a bad path is an ember::Error), and the
+// machine facts every report prints (CPU name, load average).
 #include "examples/common/bench.h"
 
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 
 #include "test_util.h"
 
@@ -118,4 +120,34 @@ TEST(BenchWriteJson, AFailedWriteLeavesNoPartialOrTemporaryFile) {
   const std::string before = read_all(dir / "old.json");
   EXPECT_EMBER_ERROR(bench::write_json(dir / "missing/old.json", {{"kept", false}}), "cannot write");
   EXPECT_EQ(read_all(dir / "old.json"), before);
+}
+
+TEST(BenchMachine, CpuNameIsTheModelNameLineWithoutItsKey) {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line, expected = "unknown CPU";
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) {
+      expected = line.substr(line.find(':') + 1);
+      expected.erase(0, expected.find_first_not_of(" \t"));
+      break;
+    }
+  EXPECT_EQ(bench::cpu_name(), expected);
+  EXPECT_FALSE(bench::cpu_name().empty());
+}
+
+TEST(BenchMachine, LoadAverageIsThreeNonNegativeFigures) {
+  const std::string load = bench::load_average();
+  if (!std::ifstream("/proc/loadavg")) {
+    EXPECT_EQ(load, "unknown");
+    return;
+  }
+  std::istringstream in(load);
+  double figure = -1;
+  int count = 0;
+  while (in >> figure) {
+    EXPECT_GE(figure, 0.0) << load;
+    ++count;
+  }
+  EXPECT_EQ(count, 3) << load;
+  EXPECT_TRUE(in.eof()) << "not all numbers: '" << load << "'";
 }
