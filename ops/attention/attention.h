@@ -35,7 +35,8 @@ struct AttentionOptions {
   double scale = 0;     // 0 means 1/sqrt(d)
   int64_t block_m = 0;  // CPU: on-chip budget M in floats; 0 means half of this CPU's L2. The
                         // library's CPU kernel uses it only for the key blocks of a generation
-                        // step (fewer than 4 queries); the CUDA kernels use fixed 32 x 32 tiles.
+                        // step (fewer than 4 queries), where 0 means blocks of 4 KiB of K; the
+                        // CUDA kernels use fixed 32 x 32 tiles.
 };
 
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opt = {});

@@ -291,21 +291,40 @@ TEST(Attention, FewQueryRowsTakeDotProductsAgainstKeysInPlace) {
 
 TEST(Attention, TheDecodePathIsAlgorithm1OnAFewRowsBitForBit) {
   // The library's generation-step kernel (cpu/decode.cpp) does Algorithm 1's arithmetic for fewer
-  // than 4 queries, in the same order: its results equal the study's flash kernel's exactly, so
-  // generation with flash2 computes what it did when Flash2 called Algorithm 1 for these rows.
+  // than 4 queries, in the same order and with the same key blocks: its results equal the study's
+  // flash kernel's exactly. Without a budget M the kernel takes its own key block
+  // (decode_key_block), which is Algorithm 1's block for M = 4 d decode_key_block.
   uint64_t seed = 130;
-  for (int64_t nq : {1, 2, 3})
-    for (bool causal : {false, true})
-      for (int64_t block_m : {int64_t(0), int64_t(4 * 16 * 5)}) {
-        SCOPED_TRACE(str("nq=", nq, " causal=", causal, " M=", block_m));
-        Tensor q = random({2, 3, nq, 16}, seed++).to(DType::Float32), kbuf = random({2, 3, 90, 16}, seed++).to(DType::Float32),
-               vbuf = random({2, 3, 90, 16}, seed++).to(DType::Float32);
-        Tensor k = kbuf.slice(2, 0, 77), v = vbuf.slice(2, 0, 77);  // a KV cache's filled part, read in place
-        std::vector<float> lib = attention(q, k, v, opts("flash2", causal, block_m)).to_vector<float>();
-        std::vector<float> alg1 = attention(q, k, v, opts("flash", causal, block_m)).to_vector<float>();
-        ASSERT_EQ(lib.size(), alg1.size());
-        for (size_t i = 0; i < lib.size(); ++i) ASSERT_EQ(lib[i], alg1[i]) << "element " << i;
-      }
+  for (int64_t d : {16, 64})
+    for (int64_t nq : {1, 2, 3})
+      for (bool causal : {false, true})
+        for (int64_t block_m : {int64_t(0), int64_t(4 * d * 5)}) {
+          SCOPED_TRACE(str("d=", d, " nq=", nq, " causal=", causal, " M=", block_m));
+          Tensor q = random({2, 3, nq, d}, seed++).to(DType::Float32), kbuf = random({2, 3, 90, d}, seed++).to(DType::Float32),
+                 vbuf = random({2, 3, 90, d}, seed++).to(DType::Float32);
+          Tensor k = kbuf.slice(2, 0, 77), v = vbuf.slice(2, 0, 77);  // a KV cache's filled part, read in place
+          const int64_t alg1_m = block_m > 0 ? block_m : 4 * d * cpu::attn::decode_key_block(d, sizeof(float));
+          std::vector<float> lib = attention(q, k, v, opts("flash2", causal, block_m)).to_vector<float>();
+          std::vector<float> alg1 = attention(q, k, v, opts("flash", causal, alg1_m)).to_vector<float>();
+          ASSERT_EQ(lib.size(), alg1.size());
+          for (size_t i = 0; i < lib.size(); ++i) ASSERT_EQ(lib[i], alg1[i]) << "element " << i;
+        }
+}
+
+TEST(Attention, TheDecodeKeyBlockIsFourKiBOfKeysAndAtLeastEight) {
+  using cpu::attn::decode_key_block;
+  EXPECT_EQ(decode_key_block(64, sizeof(float)), 16);
+  EXPECT_EQ(decode_key_block(128, sizeof(float)), 8);
+  EXPECT_EQ(decode_key_block(16, sizeof(float)), 64);
+  EXPECT_EQ(decode_key_block(64, sizeof(double)), 8);
+  EXPECT_EQ(decode_key_block(1000, sizeof(float)), 8);  // rows over 512 bytes: the floor of 8 keys
+  EXPECT_EQ(decode_key_block(1, sizeof(float)), 1024);
+  // A step's result does not depend on the block beyond rounding: the default block against one
+  // block of all keys and against Algorithm 1's block for half the L2.
+  Tensor q = random({1, 4, 1, 64}, 140), k = random({1, 4, 300, 64}, 141), v = random({1, 4, 300, 64}, 142);
+  Tensor ref = attention_composite(q, k, v, opts("flash2", true));
+  for (int64_t block_m : {int64_t(0), int64_t(4 * 64 * 300), default_attention_block_m()})
+    EXPECT_TRUE(all_close(attention(q, k, v, opts("flash2", true, block_m)), ref, 1e-12, 1e-10)) << "M=" << block_m;
 }
 
 TEST(Attention, KeysAndValuesReadInPlaceFromALargerBuffer) {

@@ -1,8 +1,9 @@
 // A generation step on the CPU: a few queries (one per step, up to kFewRows with speculative or
 // chunked decoding) against a long KV cache. Packing K and V for FlashAttention-2's micro-kernel
 // would copy the whole cache for a few rows of work, so this kernel reads K and V in place: per
-// batch*head, key blocks of Bc (Algorithm 1's column block for the budget M), the scores as dot
-// products of each query with K's rows, the online softmax (attention_math.h), and O += P V_j.
+// batch*head, key blocks of a few KiB (decode_key_block; Algorithm 1's Bc where the caller gives a
+// budget M), the scores as dot products of each query with K's rows, the online softmax
+// (attention_math.h), and O += P V_j.
 // O and the row statistics stay in the task's own memory; O is normalised once at the end.
 #include <algorithm>
 #include <limits>
@@ -16,7 +17,7 @@ namespace ember::cpu::attn {
 
 template <class T>
 void decode_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* o, T* lse) {
-  const int64_t d = pr.d, nq = pr.nq, bc = pr.bc;
+  const int64_t d = pr.d, nq = pr.nq, bc = pr.decode_bc;
   EMBER_CHECK(nq < kFewRows, "attention (decode): ", nq, " queries, expected fewer than ", kFewRows);
   // The work estimate is a whole row block's (Br rows), as Algorithm 1's kernel made it when it
   // served this path: a step's heads then spread over the threads as they did then.

@@ -12,12 +12,24 @@
 
 namespace ember::cpu::attn {
 
+// The generation-step kernel's key block when the caller gives no budget M: 4 KiB of K (16 keys
+// at d = 64 in float32, 8 at d = 128), at least 8 keys so that the per-block softmax update stays
+// a small share of the work. With short blocks the K and V streams advance together instead of
+// each restarting after a long run of the other; on a Zen 4, timed in turns with Algorithm 1's
+// block for half the L2 (512 keys at d = 64), 12 heads at 150 and 1000 cached positions took
+// 0.88-0.98x the time (NOTES.md, 2026-12-04, fifth session).
+constexpr int64_t kDecodeBlockBytes = 4096, kDecodeMinKeys = 8;
+inline int64_t decode_key_block(int64_t d, size_t itemsize) {
+  return std::max<int64_t>(kDecodeMinKeys, kDecodeBlockBytes / std::max<int64_t>(1, d * int64_t(itemsize)));
+}
+
 template <class T>
 struct Problem {
   int64_t bh = 1, nq = 0, nk = 0, d = 0;
   T scale = 1;
   bool causal = false;
-  int64_t br = 64, bc = 64;  // Algorithm 1's row and column blocks (attention_blocks); the decode kernel's key blocks are bc
+  int64_t br = 64, bc = 64;  // Algorithm 1's row and column blocks (attention_blocks)
+  int64_t decode_bc = 64;    // the generation-step kernel's key blocks (decode_key_block, or bc for a given M)
   // Elements between the keys (and values) of consecutive batch*head slices in the forward: nk * d
   // for contiguous K and V, more for views into a larger buffer such as a KV cache, which the
   // forward kernels then read in place (rows of d elements stay contiguous).
@@ -43,6 +55,7 @@ struct Problem {
     const AttentionBlocks b = attention_blocks(a.d, a.block_m);
     p.br = b.br;
     p.bc = b.bc;
+    p.decode_bc = a.block_m > 0 ? b.bc : decode_key_block(a.d, sizeof(T));
     p.kv_bh_stride = a.kv_bh_stride;
     return p;
   }
@@ -76,7 +89,7 @@ void flash2_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, c
                      const T* dout, T* dq, T* dk, T* dv, CpuIsa isa);
 
 // A generation step (decode.cpp): fewer than kFewRows queries against keys and values read in
-// place, in key blocks of pr.bc, with the online softmax. o: (BH, Nq, d), lse: (BH, Nq).
+// place, in key blocks of pr.decode_bc, with the online softmax. o: (BH, Nq, d), lse: (BH, Nq).
 template <class T>
 void decode_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T* o, T* lse);
 
