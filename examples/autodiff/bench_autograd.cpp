@@ -5,7 +5,6 @@
 #include <cxxopts.hpp>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <limits>
 #include <nlohmann/json.hpp>

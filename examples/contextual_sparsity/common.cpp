@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 
 #include "examples/common/cli_lists.h"
 #include "framework/error.h"

@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cxxopts.hpp>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -29,7 +28,6 @@ std::vector<int64_t> parse_list(const std::string& s) {
   for (int64_t v : out) EMBER_CHECK(v > 0, "lengths must be positive, got ", v);
   return out;
 }
-
 
 }  // namespace
 
@@ -94,7 +92,7 @@ int bench(int argc, char** argv) {
   // One generation of the longest length per repeat, with the seconds of every step (the time
   // between consecutive tokens; step 0 includes the prompt's pass). Returns runs[repeat][step].
   // With `floors`, the read bandwidth is probed after each generation and pushed there: on a
-  // shared VM the probe moves by a tenth within minutes, so each run is set against its own
+  // shared VM the probe moves by up to 1.5x within a minute, so each run is set against its own
   // (NOTES.md, 2026-12-04, fifth session).
   auto sweep = [&](bool cache, int64_t n, std::vector<double>* floors) {
     std::vector<std::vector<double>> runs;
@@ -127,8 +125,8 @@ int bench(int argc, char** argv) {
   warm.max_new_tokens = 2;
   generate(*model, prompt, warm);
 
-  std::cout << "gpt2 bench: " << model->name() << ", " << model->num_parameters() << " parameters, on " << ember::bench::cpu_name()
-            << " (" << num_threads() << " threads)\n";
+  std::cout << "gpt2 bench: " << model->name() << ", " << model->num_parameters() << " parameters, on "
+            << ember::bench::cpu_name() << " (" << num_threads() << " threads)\n";
   KVCache probe(cfg, 1);
   double prefill = median([&] {
     // The prefill of generation: the LM head on the last position only, as generate() and the
