@@ -13,7 +13,8 @@ enum class BinaryOp { Add, Sub, Mul, Div, Pow, Max, Min, Gt, Ge, Lt, Le, Eq, Ne 
 
 inline const char* binary_name(BinaryOp op) {
   static const char* names[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "gt", "ge", "lt", "le", "eq", "ne"};
-  return names[int(op)];
+  const int i = int(op);  // an out-of-range value (a cast from a bad int) names itself, not garbage
+  return i >= 0 && i < int(sizeof names / sizeof names[0]) ? names[i] : "unknown binary op";
 }
 
 template <class T>
@@ -21,7 +22,9 @@ EMBER_HD inline T apply_binary(BinaryOp op, T x, T y) {
   switch (op) {
     case BinaryOp::Add: return x + y;
     case BinaryOp::Sub: return x - y;
-    case BinaryOp::Mul: return x * y;
+    case BinaryOp::Mul:
+      if constexpr (std::is_same_v<T, bool>) return x && y;  // a product of truth values
+      else return x * y;
     case BinaryOp::Div:
       if constexpr (std::is_integral_v<T>) return y == 0 ? T(0) : T(x / y);  // no SIGFPE on bad input
       else return x / y;

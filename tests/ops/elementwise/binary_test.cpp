@@ -49,6 +49,10 @@ std::vector<OperandPair> pairs(const BinaryCase& c, uint64_t s) {
       {"strided [2,3] with transposed-then-expanded [1,3]", strided_random({2, 3}, s + 16, pa),
        transposed_random({3, 1}, s + 17, pb).transpose(0, 1).expand({2, 3})},
       {"[2,1,3] with transposed [4,3]", strided_random({2, 1, 3}, s + 18, pa), transposed_random({4, 3}, s + 19, pb)},
+      // The strided path's row loops: a column on either side, a row added to every row.
+      {"[3,1] with [2,3,5]", random({3, 1}, s + 20, pa), random({2, 3, 5}, s + 21, pb)},
+      {"[2,3,5] with [3,1]", random({2, 3, 5}, s + 22, pa), random({3, 1}, s + 23, pb)},
+      {"[4,5] with [5]", random({4, 5}, s + 24, pa), random({5}, s + 25, pb)},
   };
 }
 
@@ -73,6 +77,8 @@ TEST(Binary, Float32MatchesReference) {
         {random({}, 5, c.positive_a), random({33000}, 6, c.positive_b)},
         {random({33, 7}, 7, c.positive_a), random({7}, 8, c.positive_b)},
         {transposed_random({7, 33}, 9, c.positive_a), random({33}, 10, c.positive_b)},
+        {random({33, 1}, 11, c.positive_a), random({33, 70}, 12, c.positive_b)},
+        {random({33, 70}, 13, c.positive_a), random({33, 1}, 14, c.positive_b)},
     };
     for (auto& [a, b] : ps) {
       Tensor af = a.to(DType::Float32), bf = b.to(DType::Float32);
