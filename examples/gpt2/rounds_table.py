@@ -72,8 +72,9 @@ def floor_table(runs):
         for row in runs[threads][0][0]["rows"]:
             if not row["cache"] or "decode_percent_of_floor_per_run" not in row:
                 continue
-            shares = [s for ember, _ in runs[threads] for r in ember["rows"]
-                      if r["cache"] and r["generated"] == row["generated"] for s in r.get("decode_percent_of_floor_per_run", [])]
+            shares = [share for ember, _ in runs[threads] for r in ember["rows"]
+                      if r["cache"] and r["generated"] == row["generated"]
+                      for share in r.get("decode_percent_of_floor_per_run", [])]
             lines.append("| %d | %d | %d | %.0f%% | %.0f-%.0f%% |" % (threads, row["generated"] - 1, len(shares),
                                                                   median(shares), min(shares), max(shares)))
     if lines:
