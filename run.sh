@@ -58,6 +58,17 @@ configure_and_build() {
 # then pytest tests/python. The wheel's CMake build folder (build/py-wheel) persists, so a second
 # run recompiles only what changed; ccache serves clones that built the same sources before.
 PY_PACKAGES=(python3-venv python3-dev)
+# pip install . into the virtual environment $1 (which has scikit-build-core and nanobind).
+pip_install_ember() {
+  echo "==> pip install . (the ember Python package) into $1"
+  local cmake_args=""
+  if command -v ccache >/dev/null; then
+    cmake_args="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
+    export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+  fi
+  CMAKE_ARGS="$cmake_args" CMAKE_BUILD_PARALLEL_LEVEL=$JOBS \
+    "$1/bin/python" -m pip install --quiet --no-build-isolation .
+}
 PY_VENV=${EMBER_PY_VENV:-$BUILD_DIR/py-venv}
 python_tests() {
   install_packages "${PY_PACKAGES[@]}"
@@ -67,14 +78,7 @@ python_tests() {
     "$PY_VENV/bin/python" -m pip install --quiet --upgrade pip
     "$PY_VENV/bin/python" -m pip install --quiet "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.22" pytest
   fi
-  echo "==> pip install . (the ember Python package) into $PY_VENV"
-  local cmake_args=""
-  if command -v ccache >/dev/null; then
-    cmake_args="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
-    export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
-  fi
-  CMAKE_ARGS="$cmake_args" CMAKE_BUILD_PARALLEL_LEVEL=$JOBS \
-    "$PY_VENV/bin/python" -m pip install --quiet --no-build-isolation .
+  pip_install_ember "$PY_VENV"
   echo "==> pytest tests/python"
   "$PY_VENV/bin/python" -m pytest -q -rs tests/python
 }
@@ -128,6 +132,11 @@ case "${1:-main}" in
     echo "==> pip install ${PEER_PIP_PACKAGES[*]} into $PEER_VENV (torch: ~0.5 GB + CUDA libraries)"
     "$PEER_VENV/bin/python" -m pip install --quiet --upgrade pip
     "$PEER_VENV/bin/python" -m pip install --upgrade "${PEER_PIP_PACKAGES[@]}"
+    # Ember's own Python package beside torch, for the programs that time both in one process
+    # (examples/attention/bench_in_turns.py). It shares build/py-wheel with `./run.sh test`.
+    install_packages "${PY_PACKAGES[@]}"
+    "$PEER_VENV/bin/python" -m pip install --quiet "scikit-build-core>=0.10" "nanobind>=2.0"
+    pip_install_ember "$PEER_VENV"
     "$PEER_VENV/bin/python" scripts/peer_info.py
     ;;
   -h|--help|help)
