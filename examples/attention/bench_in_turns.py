@@ -7,7 +7,7 @@ starts about a minute later. On a VM whose speed drifts by up to 1.5x within a m
 2026-12-05) the two sides can then land in different phases: four back-to-back runs read 0.79x to
 1.54x for one cell. Here every repeat makes one call of each, the order swapped from one repeat to
 the next, so that both sides see the same phase, and the ratio reported is the median of the
-per-repeat ratios (SDPA's time / Ember's: above 1, Ember is faster).
+per-repeat ratios (SDPA's time / Ember's: above 1, Ember is faster; examples/common/in_turns.py).
 
 It needs one Python that imports both `ember` and `torch` 2.x: `./run.sh bench-deps` installs the
 ember package into the peer environment, so
@@ -24,52 +24,10 @@ on both sides, so the policy costs neither side much."""
 import argparse
 import json
 import os
-import platform
-import statistics
 import sys
-import time
 
-
-def time_in_turns(first, second, repeats, warmup_s=0.2, clock=time.perf_counter):
-    """Calls first() and second() `repeats` times each, alternating which goes first, after at least
-    warmup_s seconds (and one call) of each untimed. Returns (first's times, second's times) in seconds,
-    pair by pair."""
-    for f in (first, second):
-        t0 = clock()
-        f()
-        while clock() - t0 < warmup_s:
-            f()
-    ta, tb = [], []
-    for r in range(repeats):
-        order = ((first, ta), (second, tb)) if r % 2 == 0 else ((second, tb), (first, ta))
-        for f, times in order:
-            t0 = clock()
-            f()
-            times.append(clock() - t0)
-    return ta, tb
-
-
-def summarise(ember_s, torch_s):
-    """Medians in ms and the median of the per-pair ratios torch / Ember (above 1: Ember faster)."""
-    if len(ember_s) != len(torch_s) or not ember_s:
-        raise ValueError(f"summarise: expected the same number (> 0) of timings per side, got {len(ember_s)} "
-                         f"and {len(torch_s)}")
-    ratios = [t / e for e, t in zip(ember_s, torch_s)]
-    return {"ember_ms": statistics.median(ember_s) * 1e3, "torch_ms": statistics.median(torch_s) * 1e3,
-            "ratio": statistics.median(ratios), "ratio_min": min(ratios), "ratio_max": max(ratios)}
-
-
-def cpu_name():
-    """The model name, family and model from /proc/cpuinfo (platform.processor() is empty on Linux)."""
-    fields = {}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                fields.setdefault(key.strip(), value.strip())
-    except OSError:
-        return platform.machine()
-    return f"{fields.get('model name', platform.machine())} (family {fields.get('cpu family', '?')}, model {fields.get('model', '?')})"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from in_turns import cpu_name, set_threads, summarise, time_in_turns  # noqa: E402
 
 
 def parse_ints(text, flag):
@@ -105,11 +63,7 @@ def main():
             raise SystemExit(f"bench_in_turns: {flag} must be at least 1, got {value}")
     causals = {"off": [False], "on": [True], "both": [False, True]}[args.causal]
 
-    # Before either OpenMP runtime loads: both read these once, when they start.
-    os.environ["OMP_NUM_THREADS"] = str(args.threads)
-    policy = args.wait_policy or ("passive" if args.threads > 1 else "")
-    if policy:
-        os.environ["OMP_WAIT_POLICY"] = policy
+    policy = set_threads(args.threads, args.wait_policy)  # before either OpenMP runtime loads
     try:
         import numpy as np
         import torch
