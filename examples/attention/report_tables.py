@@ -7,6 +7,9 @@
     python3 examples/attention/report_tables.py grid JSON...      torch / Ember per configuration,
                                                                   one column per pass and thread count
                                                                   (the median where rounds repeat a cell)
+    python3 examples/attention/report_tables.py turns JSON...     the same grid from bench_in_turns.py's
+                                                                  JSON: the median of each cell's per-pair
+                                                                  ratios, its lowest pair in parentheses
 
 Only the standard library: it runs under any python3.
 """
@@ -94,6 +97,21 @@ def grid(docs):
     table(head, lines)
 
 
+def turns(docs):
+    """The grid of bench_in_turns.py: SDPA's time / Ember's (> 1: Ember is faster), the median of
+    the pairs timed in turns, then the lowest pair, a row per (B*H, N, d, causal)."""
+    cells, threads = {}, sorted({doc["threads"] for doc in docs})
+    for doc in docs:
+        for r in doc["results"]:
+            cells.setdefault((r["heads"], r["n"], r["d"], r["causal"]), {})[(r["mode"], doc["threads"])] = r
+    cols = [(m, t) for m in ("fwd", "fwd+bwd") for t in threads]
+    head = ["B*H", "N", "d", "causal"] + ["{} {}t".format(m, t) for m, t in cols]
+    cell = lambda r: "-" if r is None else "{} ({})".format(fmt(r["ratio"]), fmt(r["ratio_min"]))
+    lines = [[str(bh), str(n), str(d), "yes" if c else "no"] + [cell(v.get(col)) for col in cols]
+             for (bh, n, d, c), v in sorted(cells.items())]
+    table(head, lines)
+
+
 def blockm(docs):
     head = ["M (floats)", "Bc, Br", "traffic MiB", "model N²d²/M (MiB)", "ms", "cpu_ms", "peak MiB"]
     lines = []
@@ -110,7 +128,7 @@ def blockm(docs):
 
 
 def main(argv):
-    if len(argv) < 3 or argv[1] not in ("study", "peer", "grid", "blockm"):
+    if len(argv) < 3 or argv[1] not in ("study", "peer", "grid", "turns", "blockm"):
         sys.stderr.write(__doc__)
         return 2
     docs = [load(p) for p in argv[2:]]
@@ -124,6 +142,8 @@ def main(argv):
         peer(docs)
     elif argv[1] == "grid":
         grid(docs)
+    elif argv[1] == "turns":
+        turns(docs)
     else:
         blockm(docs)
     return 0

@@ -64,6 +64,16 @@ class ReportTables(unittest.TestCase):
         out = self.run_script("grid", *(self.write(doc) for doc in rounds))
         self.assertIn("| 1 | 512 | 64 | no | 1.50 | - |", out)
 
+    def test_turns_shows_the_pairs_median_and_lowest_pair(self):
+        def turn(n, causal, mode, ratio, low):
+            return {"n": n, "d": 128, "heads": 12, "causal": causal, "mode": mode, "ember_ms": 10.0,
+                    "torch_ms": 10.0 * ratio, "ratio": ratio, "ratio_min": low, "ratio_max": ratio + 0.1}
+        one = {"threads": 1, "results": [turn(4096, False, "fwd", 1.25, 1.1), turn(4096, False, "fwd+bwd", 0.98, 0.9)]}
+        two = {"threads": 2, "results": [turn(4096, False, "fwd", 1.5, 1.4)]}
+        out = self.run_script("turns", self.write(one), self.write(two))
+        self.assertIn("| B*H | N | d | causal | fwd 1t | fwd 2t | fwd+bwd 1t | fwd+bwd 2t |", out)
+        self.assertIn("| 12 | 4096 | 128 | no | 1.25 (1.10) | 1.50 (1.40) | 0.98 (0.90) | - |", out)
+
     def test_blockm_derives_blocks(self):
         doc = {"threads": 2, "heads": 1, "batch": 1, "block_m": 16384, "results": [result("flash", 4096, 7.0)]}
         out = self.run_script("blockm", self.write(doc))
