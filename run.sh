@@ -3,7 +3,8 @@
 #   ./run.sh          install what is missing, build Release, run the main job
 #   ./run.sh test     build and run the whole test suite (and, under CI, once more with sanitizers,
 #                     then each reader of outside bytes under libFuzzer: scripts/fuzz.sh)
-# Also: ./run.sh build | ./run.sh bench-deps (the benchmark peers: PyTorch, SciPy, OpenBLAS)
+# Also: ./run.sh build | ./run.sh bench-deps (the benchmark peers: PyTorch, SciPy, OpenBLAS, and
+#       ember beside torch) | ./run.sh peer-ember (that ember again, after a change to the library)
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -69,6 +70,16 @@ pip_install_ember() {
   CMAKE_ARGS="$cmake_args" CMAKE_BUILD_PARALLEL_LEVEL=$JOBS \
     "$1/bin/python" -m pip install --quiet --no-build-isolation .
 }
+# Ember's own Python package beside torch in the peer environment, for the programs that time both
+# in one process (examples/common/in_turns.py). It shares build/py-wheel with `./run.sh test`, so
+# after a change to the library `./run.sh peer-ember` recompiles only what changed.
+install_peer_ember() {
+  install_packages "${PY_PACKAGES[@]}"
+  if ! "$PEER_VENV/bin/python" -c "import scikit_build_core, nanobind" 2>/dev/null; then
+    "$PEER_VENV/bin/python" -m pip install --quiet "scikit-build-core>=0.10" "nanobind>=2.0"
+  fi
+  pip_install_ember "$PEER_VENV"
+}
 PY_VENV=${EMBER_PY_VENV:-$BUILD_DIR/py-venv}
 python_tests() {
   install_packages "${PY_PACKAGES[@]}"
@@ -132,18 +143,18 @@ case "${1:-main}" in
     echo "==> pip install ${PEER_PIP_PACKAGES[*]} into $PEER_VENV (torch: ~0.5 GB + CUDA libraries)"
     "$PEER_VENV/bin/python" -m pip install --quiet --upgrade pip
     "$PEER_VENV/bin/python" -m pip install --upgrade "${PEER_PIP_PACKAGES[@]}"
-    # Ember's own Python package beside torch, for the programs that time both in one process
-    # (examples/attention/bench_in_turns.py). It shares build/py-wheel with `./run.sh test`.
-    install_packages "${PY_PACKAGES[@]}"
-    "$PEER_VENV/bin/python" -m pip install --quiet "scikit-build-core>=0.10" "nanobind>=2.0"
-    pip_install_ember "$PEER_VENV"
+    install_peer_ember
     "$PEER_VENV/bin/python" scripts/peer_info.py
     ;;
+  peer-ember)
+    [ -x "$PEER_VENV/bin/python" ] || { echo "run.sh peer-ember: no $PEER_VENV; run ./run.sh bench-deps first" >&2; exit 1; }
+    install_peer_ember
+    ;;
   -h|--help|help)
-    sed -n '2,6p' "$0"
+    sed -n '2,7p' "$0"
     ;;
   *)
-    echo "unknown command '$1' (expected: main, test, build, bench-deps)" >&2
+    echo "unknown command '$1' (expected: main, test, build, bench-deps, peer-ember)" >&2
     exit 2
     ;;
 esac

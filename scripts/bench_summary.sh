@@ -58,6 +58,26 @@ for r in 1 2 3; do  # rounds, as for GPT-2 (each runs Ember's cases, then SDPA's
   done
 done
 
+# The same attention cells and the GPT-2 prefill once more, Ember and PyTorch called in turns in one
+# Python (examples/common/in_turns.py): on a host whose speed drifts within a minute, the rounds
+# above can put the two sides in different phases. Needs ember in the peer's Python (bench-deps),
+# brought up to this tree's library first, or the rows would time whichever Ember was installed.
+if [ "$PY" = "${EMBER_PEER_VENV:-$HOME/.cache/ember/peer-venv}/bin/python" ] && "$PY" -c "import ember" 2>/dev/null; then
+  step "ember in the peer's Python, rebuilt from this tree (./run.sh peer-ember)"
+  ./run.sh peer-ember
+fi
+if "$PY" -c "import ember, torch" 2>/dev/null; then
+  for t in $threads; do
+    step "in turns, one process, $t thread(s): the attention cells above and GPT-2's 128-token prefill"
+    "$PY" examples/attention/bench_in_turns.py --threads "$t" --seq 1024,4096 --head-dim 64 --causal both \
+      --repeats 11 --json "$out/attention_turns_t$t.json"
+    "$PY" examples/gpt2/prefill_in_turns.py --threads "$t" --prompt-len 128 --repeats 15 \
+      --json "$out/gpt2_prefill_turns_t$t.json"
+  done
+else
+  echo "bench_summary: $PY cannot import ember and torch; the rows in turns are skipped (./run.sh bench-deps)" >&2
+fi
+
 step "recorded-op overhead and an MLP step against PyTorch eager"
 for t in $threads; do
   "$bin/bench_autograd" --rounds 3 --threads "$t" --python "$PY" --json "$out/autograd_t$t.json"

@@ -41,10 +41,10 @@ class Table:
     def __init__(self):
         self.rows = []
 
-    def add(self, what, threads, ember, peer, peer_name, unit, higher_is_better=False):
-        if ember is None or peer is None:
-            ratio = None
-        else:
+    def add(self, what, threads, ember, peer, peer_name, unit, higher_is_better=False, ratio=None):
+        """ratio: Ember's speed / the peer's, given where it is not the ratio of the two figures (rows
+        timed in turns give the median of their per-pair ratios)."""
+        if ratio is None and ember is not None and peer is not None:
             ratio = ember / peer if higher_is_better else peer / ember
         self.rows.append((what, threads, fmt(ember, unit), fmt(peer, unit), peer_name,
                           "-" if ratio is None else f"{ratio:.2f}x"))
@@ -202,6 +202,22 @@ def attention_rows(t, d, threads):
               median([r["median_ms"] for r in rs]), median([r["torch"]["ms"] for r in rs]), peer, "ms")
 
 
+def turns_rows(t, d, threads):
+    """Rows timed in turns, call by call, in one process (examples/common/in_turns.py): the
+    attention cells of attention_turns_tT.json (examples/attention/bench_in_turns.py) and the prefill
+    of gpt2_prefill_turns_tT.json (examples/gpt2/prefill_in_turns.py). Their ratio is the median of
+    the per-pair ratios; the times are each side's median."""
+    doc = load(os.path.join(d, f"attention_turns_t{threads}.json"))
+    for r in (doc or {}).get("results", []):
+        heads = f", {r['heads']} heads" if r.get("heads", 1) > 1 else ""
+        t.add(f"attention {r['mode']}, N={r['n']}, d={r['d']}{heads}{', causal' if r['causal'] else ''}", threads,
+              r["ember_ms"], r["torch_ms"], f"torch SDPA (in turns, {doc['repeats']} pairs)", "ms", ratio=r["ratio"])
+    doc = load(os.path.join(d, f"gpt2_prefill_turns_t{threads}.json"))
+    if doc:
+        t.add(f"GPT-2 124M prefill, {doc['prompt_len']} tokens", threads, doc["ember_ms"], doc["torch_ms"],
+              f"nanoGPT-style PyTorch (in turns, {doc['repeats']} pairs)", "ms", ratio=doc["ratio"])
+
+
 def autograd_rows(t, d, threads):
     doc = load(os.path.join(d, f"autograd_t{threads}.json"))
     if not doc or not doc.get("pytorch"):
@@ -244,6 +260,8 @@ def main():
         gpt2_rows(t, d, th)
     for th in threads:
         attention_rows(t, d, th)
+    for th in threads:
+        turns_rows(t, d, th)
     for th in threads:
         autograd_rows(t, d, th)
     sparse_rows(t, d)

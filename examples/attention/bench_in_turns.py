@@ -10,7 +10,8 @@ the next, so that both sides see the same phase, and the ratio reported is the m
 per-repeat ratios (SDPA's time / Ember's: above 1, Ember is faster; examples/common/in_turns.py).
 
 It needs one Python that imports both `ember` and `torch` 2.x: `./run.sh bench-deps` installs the
-ember package into the peer environment, so
+ember package into the peer environment (and `./run.sh peer-ember` brings it up to the tree after a
+change to the library; otherwise this times the Ember that was installed), so
 
     ~/.cache/ember/peer-venv/bin/python examples/attention/bench_in_turns.py --threads 1 \\
         --seq 1024,4096 --head-dim 64 --causal both --json results/attention_in_turns_t1.json

@@ -11,7 +11,7 @@ position only. Random weights at the shapes of --config (GPT-2's initialisation 
 time does not depend on the values).
 
 It needs one Python with both `ember` and `torch` 2.x (`./run.sh bench-deps` puts ember into the
-peer environment):
+peer environment, `./run.sh peer-ember` brings it up to the tree after a change to the library):
 
     ~/.cache/ember/peer-venv/bin/python examples/gpt2/prefill_in_turns.py --threads 1 --prompt-len 128
 
