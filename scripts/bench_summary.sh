@@ -62,11 +62,17 @@ done
 # Python (examples/common/in_turns.py): on a host whose speed drifts within a minute, the rounds
 # above can put the two sides in different phases. Needs ember in the peer's Python (bench-deps),
 # brought up to this tree's library first, or the rows would time whichever Ember was installed.
-if [ "$PY" = "${EMBER_PEER_VENV:-$HOME/.cache/ember/peer-venv}/bin/python" ] && "$PY" -c "import ember" 2>/dev/null; then
-  step "ember in the peer's Python, rebuilt from this tree (./run.sh peer-ember)"
-  ./run.sh peer-ember
-fi
+turns=0
 if "$PY" -c "import ember, torch" 2>/dev/null; then
+  turns=1
+  if [ "$PY" = "${EMBER_PEER_VENV:-$HOME/.cache/ember/peer-venv}/bin/python" ]; then
+    step "ember in the peer's Python, rebuilt from this tree (./run.sh peer-ember)"
+    ./run.sh peer-ember || { echo "bench_summary: could not rebuild ember in $PY; the rows in turns are skipped" >&2; turns=0; }
+  else
+    echo "bench_summary: $PY is not the peer environment of run.sh; the rows in turns time the ember installed there" >&2
+  fi
+fi
+if [ "$turns" = 1 ]; then
   for t in $threads; do
     step "in turns, one process, $t thread(s): the attention cells above and GPT-2's 128-token prefill"
     "$PY" examples/attention/bench_in_turns.py --threads "$t" --seq 1024,4096 --head-dim 64 --causal both \
@@ -74,7 +80,7 @@ if "$PY" -c "import ember, torch" 2>/dev/null; then
     "$PY" examples/gpt2/prefill_in_turns.py --threads "$t" --prompt-len 128 --repeats 15 \
       --json "$out/gpt2_prefill_turns_t$t.json"
   done
-else
+elif ! "$PY" -c "import ember, torch" 2>/dev/null; then
   echo "bench_summary: $PY cannot import ember and torch; the rows in turns are skipped (./run.sh bench-deps)" >&2
 fi
 
