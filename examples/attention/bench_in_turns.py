@@ -50,7 +50,8 @@ def main():
     ap.add_argument("--modes", default="fwd,fwd+bwd", help="fwd, fwd+bwd or both")
     ap.add_argument("--threads", type=int, default=1, help="threads for both libraries")
     ap.add_argument("--repeats", type=int, default=11, help="timed calls per side and case")
-    ap.add_argument("--impl", default="flash2", help="Ember's attention kernel (the library's: flash2)")
+    ap.add_argument("--impl", default="flash2", help="Ember's attention kernel: flash2 (the library's), or the "
+                    "study's flash or standard")
     ap.add_argument("--wait-policy", default="", help="OMP_WAIT_POLICY for both runtimes (default: passive "
                     "above one thread, OpenMP's own at one)")
     ap.add_argument("--json", default="", help="write the results here")
@@ -76,6 +77,8 @@ def main():
     if sdpa is None:
         raise SystemExit(f"bench_in_turns: torch {torch.__version__} has no scaled_dot_product_attention (2.0+)")
     torch.set_num_threads(args.threads)
+    if args.impl not in ("", "auto", "flash2"):
+        ember.register_study_kernels()  # the study's "flash" and "standard" join by name
 
     results = []
     for d in dims:
