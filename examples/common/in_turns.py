@@ -4,8 +4,8 @@ with PyTorch from Python (examples/attention/bench_in_turns.py, examples/gpt2/pr
 On a VM whose speed drifts by up to 1.5x within a minute (NOTES.md, 2026-12-05), one side's run
 and the other's, a minute apart in two processes, can land in different phases of the host. Here
 every repeat makes one call of each, the order swapped from one repeat to the next, and the ratio
-reported is the median of the per-repeat ratios, so both sides are compared within a few
-milliseconds of each other."""
+reported is the median of the per-repeat ratios, so that each comparison is between calls made one
+right after the other."""
 import statistics
 import time
 
