@@ -63,7 +63,9 @@ done
 # above can put the two sides in different phases. Needs ember in the peer's Python (bench-deps),
 # brought up to this tree's library first, or the rows would time whichever Ember was installed.
 turns=0
-if "$PY" -c "import ember, torch" 2>/dev/null; then
+importable=0
+"$PY" -c "import ember, torch" 2>/dev/null && importable=1
+if [ "$importable" = 1 ]; then
   turns=1
   if [ "$PY" = "${EMBER_PEER_VENV:-$HOME/.cache/ember/peer-venv}/bin/python" ]; then
     step "ember in the peer's Python, rebuilt from this tree (./run.sh peer-ember)"
@@ -80,7 +82,7 @@ if [ "$turns" = 1 ]; then
     "$PY" examples/gpt2/prefill_in_turns.py --threads "$t" --prompt-len 128 --repeats 15 \
       --json "$out/gpt2_prefill_turns_t$t.json"
   done
-elif ! "$PY" -c "import ember, torch" 2>/dev/null; then
+elif [ "$importable" = 0 ]; then
   echo "bench_summary: $PY cannot import ember and torch; the rows in turns are skipped (./run.sh bench-deps)" >&2
 fi
 

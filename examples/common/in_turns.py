@@ -6,6 +6,8 @@ and the other's, a minute apart in two processes, can land in different phases o
 every repeat makes one call of each, the order swapped from one repeat to the next, and the ratio
 reported is the median of the per-repeat ratios, so that each comparison is between calls made one
 right after the other."""
+import os
+import platform
 import statistics
 import time
 
@@ -41,7 +43,6 @@ def summarise(ember_s, torch_s):
 
 def cpu_name():
     """The model name, family and model from /proc/cpuinfo (platform.processor() is empty on Linux)."""
-    import platform
     fields = {}
     try:
         with open("/proc/cpuinfo") as f:
@@ -59,7 +60,6 @@ def set_threads(threads, wait_policy=""):
     Above one thread an idle runtime's workers would otherwise spin for milliseconds after each call
     on the cores the other side is about to use; passive sends them to sleep at once. Returns the
     policy set ("" for OpenMP's own)."""
-    import os
     os.environ["OMP_NUM_THREADS"] = str(threads)
     policy = wait_policy or ("passive" if threads > 1 else "")
     if policy:
