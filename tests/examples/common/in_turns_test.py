@@ -1,9 +1,13 @@
 #!/usr/bin/python3
 """examples/common/in_turns.py: the turns alternate which side goes first, warm each side up before
 timing, and pair the timings call by call; the summary takes the median of the per-pair ratios, not
-the ratio of the medians; the thread settings reach the environment that OpenMP reads."""
+the ratio of the medians; the thread settings reach the environment that OpenMP reads. And the two
+scripts built on it (examples/attention/bench_in_turns.py, examples/gpt2/prefill_in_turns.py) exit
+non-zero naming a bad flag, before anything is imported or timed (no ember or torch needed)."""
 import importlib.util
 import os
+import subprocess
+import sys
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -102,6 +106,26 @@ class Settings(unittest.TestCase):
         self.assertTrue(name)
         if os.path.exists("/proc/cpuinfo"):
             self.assertIn("model", name)
+
+
+EXAMPLES = os.path.join(HERE, "..", "..", "..", "examples")
+BAD_FLAGS = {
+    os.path.join(EXAMPLES, "attention", "bench_in_turns.py"): (
+        (["--seq", "0"], "--seq"), (["--head-dim", "x"], "--head-dim"), (["--modes", "bwd"], "--modes"),
+        (["--repeats", "0"], "--repeats"), (["--threads", "0"], "--threads"), (["--heads", "0"], "--heads")),
+    os.path.join(EXAMPLES, "gpt2", "prefill_in_turns.py"): (
+        (["--prompt-len", "0"], "--prompt-len"), (["--prompt-len", "1024"], "--prompt-len"),
+        (["--repeats", "0"], "--repeats"), (["--threads", "0"], "--threads"), (["--config", "gpt3"], "--config")),
+}
+
+
+class ScriptFlags(unittest.TestCase):
+    def test_bad_flags_exit_naming_the_flag(self):
+        for script, cases in BAD_FLAGS.items():
+            for args, flag in cases:
+                r = subprocess.run([sys.executable, script, *args], capture_output=True, text=True)
+                self.assertNotEqual(r.returncode, 0, (script, args))
+                self.assertIn(flag, r.stderr, (script, args))
 
 
 if __name__ == "__main__":
