@@ -18,6 +18,12 @@ CpuIsa best_cpu_isa();  // the best one this CPU (and OS) supports, detected onc
 // The first form uses best_cpu_isa(); the second forces one (tests run each the CPU supports).
 void gemm_packed(const GemmArgs& g);
 void gemm_packed(const GemmArgs& g, CpuIsa isa);
+// Products with few rows and a row-major B of more than this many bytes pack B a group of slivers
+// at a time, in long runs of each row, rather than reading it in place (packed.cpp): half the L3,
+// at most 64 MiB, by default. set_streamed_b_bytes(0) restores that default; tests lower it to
+// reach the path on small products. Not thread-safe: set it before other threads run matmul.
+int64_t streamed_b_bytes();
+void set_streamed_b_bytes(int64_t bytes);
 
 // OpenBLAS's cblas_sgemm/dgemm, opened at run time; ember::Error where OpenBLAS is not installed.
 void gemm_blas(const GemmArgs& g);

@@ -264,6 +264,23 @@ constexpr int64_t kTransposedKc = 1024;
 // ... and fewer where A's m x kc block would outgrow half of a 1 MiB L2 (m > 128 rows of floats).
 constexpr int64_t kTransposedA = 512 * 1024;
 
+// A row-major B larger than this is packed a group of slivers at a time (packed_unpacked_b); 0
+// until set: the default then comes from the L3's size (streamed_b_default()).
+int64_t g_streamed_b_bytes = 0;
+// Half the L3, and at most 64 MiB: the most of a shared L3 that one tenant of a server can count
+// on keeping between two calls (the Xeon model 207 guest sees 300 MiB of L3, shared with the rest
+// of its host; there 64 x 768 x 32768, 100 MB of B, already gained 1.03x from the grouped pack,
+// while 25 MB lost 5%: NOTES.md, 2026-12-05).
+int64_t streamed_b_default() {
+  static const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  const int64_t cache = l3 > 0 ? int64_t(l3) : int64_t(32) << 20;
+  return std::min<int64_t>(cache, int64_t(128) << 20) / 2;
+}
+// The length of the runs of each row of B that the grouped pack reads (a group of slivers of this
+// many bytes per row). Runs of 1-2 KiB ran the 50257-column LM head 1.2x faster than the slivers'
+// 256 bytes; 4 KiB, 1.13x (NOTES.md, 2026-12-05).
+constexpr int64_t kStreamedRun = 1024;
+
 // Threads pay off from about 128^3 multiply-adds (10 us on one core; waking a thread and two
 // barriers cost a few microseconds when the machine is quiet, much more when it is not).
 int threads_for(const GemmArgs& g) {
@@ -285,6 +302,11 @@ int threads_for(const GemmArgs& g) {
 // themselves (m x k, small next to B), so they never wait for one another. A transposed B cannot
 // be read as slivers in place; each sliver is packed alone just before its use, so that it is
 // written to and read from L1/L2 instead of going through a kc x nc block in L3.
+// A row-major B too large to stay in the L3 between calls (streamed_b_bytes()) comes from memory
+// at every call, where rows of a sliver, 256 bytes a page apart, leave the hardware prefetchers
+// nothing to follow and each sliver waits on memory's latency row by row. Such a B is packed a
+// group of slivers at a time instead, reading kStreamedRun bytes of each row in one run, which the
+// prefetchers stream; the group (kc x 1 KiB) then feeds all panels from L2.
 template <class T>
 void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
   const T* a = static_cast<const T*>(g.a);
@@ -309,9 +331,12 @@ void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
       row_major ? std::min({cfg.kc, kUnpackedKc, g.k, std::max<int64_t>(64, 128 * 4096 / std::max<int64_t>(alias, 1))})
                 : (g.k + t_blocks - 1) / t_blocks;
   const int64_t mpanels = (g.m + MR - 1) / MR, slivers = (g.n + NR - 1) / NR;
+  const bool streamed = row_major && double(g.k) * double(g.n) * double(sizeof(T)) > double(streamed_b_bytes());
+  const int64_t group = streamed ? std::max<int64_t>(1, kStreamedRun / (NR * int64_t(sizeof(T)))) : 1;
   auto work = [&](int64_t s0, int64_t s1) {
     T* ap = scratch<T>(1, size_t(mpanels * MR * KC + KC * NR));
     T* edge_b = ap + mpanels * MR * KC;  // a packed sliver: the last, if narrower than NR, or any of a transposed B
+    T* grouped = streamed ? scratch<T>(0, size_t(group * NR * KC)) : nullptr;  // a streamed B's group of slivers
     for (int64_t pc = 0; pc < g.k; pc += KC) {
       const int64_t kc = std::min(KC, g.k - pc);
       const bool accumulate = pc > 0;
@@ -320,7 +345,12 @@ void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
         const int64_t j0 = s * NR, cols = std::min<int64_t>(NR, g.n - j0);
         const T* bs = b + pc * g.b_rs + j0;
         int64_t b_rs = g.b_rs;
-        if (!row_major) {  // B a transposed view: this sliver packed alone, into L1/L2
+        if (streamed) {
+          const int64_t first = s0 + (s - s0) / group * group;
+          if (s == first)
+            pack_b_slivers(g, b, pc, kc, first * NR, 0, std::min(s1 - first, group), NR, grouped, cfg.isa >= CpuIsa::Avx2);
+          bs = grouped + (s - first) * NR * kc, b_rs = NR;
+        } else if (!row_major) {  // B a transposed view: this sliver packed alone, into L1/L2
           pack_b_slivers(g, b, pc, kc, j0, 0, 1, NR, edge_b, cfg.isa >= CpuIsa::Avx2);
           bs = edge_b, b_rs = NR;
         } else if (cols < NR) {
@@ -333,12 +363,12 @@ void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
         // A full row-major sliver used by several panels is read in place only by the first, which
         // stores it packed into edge_b as it goes; the others read that copy. Rows of B a stride
         // apart ran 5-16% slower from L2 than the same rows packed (NOTES.md, 2026-12-04).
-        const bool copy_first = row_major && cols == NR && mpanels > 1;
+        const bool copy_first = row_major && !streamed && cols == NR && mpanels > 1;
         // Prefetching: the first panel of A reads the sliver eight rows ahead of itself (the kernel
         // does that for any B read in place; a second, 16-row lookahead here only doubled the
         // prefetches: NOTES.md, 2026-12-04); the other panels fetch the next sliver's rows, a share
         // each, so that it is in cache when its turn comes.
-        const bool next_full = row_major && s + 1 < s1 && (s + 2) * NR <= g.n;
+        const bool next_full = row_major && !streamed && s + 1 < s1 && (s + 2) * NR <= g.n;
         const T* next = next_full ? b + pc * g.b_rs + j0 + NR : nullptr;
         const int64_t share = mpanels > 1 ? (kc + mpanels - 2) / (mpanels - 1) : 0;
         for (int64_t ip = 0; ip < mpanels; ++ip) {
@@ -505,5 +535,11 @@ void gemm_packed(const GemmArgs& g, CpuIsa isa) {
 }
 
 void gemm_packed(const GemmArgs& g) { gemm_packed(g, best_cpu_isa()); }
+
+int64_t streamed_b_bytes() { return g_streamed_b_bytes > 0 ? g_streamed_b_bytes : streamed_b_default(); }
+void set_streamed_b_bytes(int64_t bytes) {
+  EMBER_CHECK(bytes >= 0, "matmul: the streamed-B threshold must be >= 0 bytes (0: the default), got ", bytes);
+  g_streamed_b_bytes = bytes;
+}
 
 }  // namespace ember::cpu

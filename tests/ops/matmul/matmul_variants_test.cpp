@@ -194,6 +194,38 @@ TEST_P(MatmulVariants, PackedReadsRowMajorBInPlace) {
   }
 }
 
+// The same products with B treated as too large for the L3 (the threshold lowered to one byte), so
+// that it is packed a group of slivers at a time: groups cut short by the end of B or of a thread's
+// share, the last sliver narrower than NR inside a group, and several kc blocks.
+TEST_P(MatmulVariants, PackedPacksAStreamedRowMajorBInGroups) {
+  DType dt = GetParam();
+  struct Case {
+    int64_t m, k, n, row_stride;
+  };
+  const std::vector<Case> cases = {{64, 768, 130, 130}, {40, 1100, 600, 1024}, {37, 530, 1000, 1003},
+                                   {250, 300, 140, 140}, {6, 70, 300, 300},    {9, 520, 64, 64}};
+  struct Restore {
+    ~Restore() { cpu::set_streamed_b_bytes(0); }
+  } restore;
+  cpu::set_streamed_b_bytes(1);
+  for (const Case& cs : cases) {
+    Tensor a = random({cs.m, cs.k}, 15).to(dt);
+    Tensor b = random({cs.k, cs.row_stride}, 16).to(dt).slice(1, 0, cs.n);
+    expect_packed_matches_on_every_isa(a, b, dt, str("streamed ", cs.m, "x", cs.k, "x", cs.n, " row stride ", cs.row_stride));
+  }
+}
+
+TEST(MatmulVariantsStreamedB, ThresholdDefaultsFromTheCacheAndRejectsNegatives) {
+  const int64_t def = cpu::streamed_b_bytes();
+  EXPECT_GT(def, 0);
+  EXPECT_LE(def, int64_t(64) << 20);
+  cpu::set_streamed_b_bytes(12345);
+  EXPECT_EQ(cpu::streamed_b_bytes(), 12345);
+  cpu::set_streamed_b_bytes(0);
+  EXPECT_EQ(cpu::streamed_b_bytes(), def);
+  EXPECT_EMBER_ERROR(cpu::set_streamed_b_bytes(-1), "must be >= 0 bytes (0: the default), got -1");
+}
+
 // The same path with B a transposed view (the tied LM head, wte^T): each sliver is packed alone
 // just before its use, k in blocks of at most 1024 (fewer for many rows). Ragged row panels, k over
 // several such blocks (2100: three of 700; 1100 for 250 rows: three of 367), a narrow last sliver,
