@@ -333,14 +333,14 @@ void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
   const int64_t mpanels = (g.m + MR - 1) / MR, slivers = (g.n + NR - 1) / NR;
   const bool streamed = row_major && double(g.k) * double(g.n) * double(sizeof(T)) > double(streamed_b_bytes());
   const int64_t group = streamed ? std::max<int64_t>(1, kStreamedRun / (NR * int64_t(sizeof(T)))) : 1;
-  auto work = [&](int64_t s0, int64_t s1) {
+  auto work = [&](int64_t s0, int64_t s1, int64_t q0, int64_t q1) {
     T* ap = scratch<T>(1, size_t(mpanels * MR * KC + KC * NR));
     T* edge_b = ap + mpanels * MR * KC;  // a packed sliver: the last, if narrower than NR, or any of a transposed B
     T* grouped = streamed ? scratch<T>(0, size_t(group * NR * KC)) : nullptr;  // a streamed B's group of slivers
     for (int64_t pc = 0; pc < g.k; pc += KC) {
       const int64_t kc = std::min(KC, g.k - pc);
       const bool accumulate = pc > 0;
-      for (int64_t ip = 0; ip < mpanels; ++ip) pack_a_sliver(g, a, ip * MR, pc, kc, MR, ap + ip * MR * kc);
+      for (int64_t ip = q0; ip < q1; ++ip) pack_a_sliver(g, a, ip * MR, pc, kc, MR, ap + ip * MR * kc);
       for (int64_t s = s0; s < s1; ++s) {
         const int64_t j0 = s * NR, cols = std::min<int64_t>(NR, g.n - j0);
         const T* bs = b + pc * g.b_rs + j0;
@@ -363,26 +363,26 @@ void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
         // A full row-major sliver used by several panels is read in place only by the first, which
         // stores it packed into edge_b as it goes; the others read that copy. Rows of B a stride
         // apart ran 5-16% slower from L2 than the same rows packed (NOTES.md, 2026-12-04).
-        const bool copy_first = row_major && !streamed && cols == NR && mpanels > 1;
+        const bool copy_first = row_major && !streamed && cols == NR && q1 - q0 > 1;
         // Prefetching: the first panel of A reads the sliver eight rows ahead of itself (the kernel
         // does that for any B read in place; a second, 16-row lookahead here only doubled the
         // prefetches: NOTES.md, 2026-12-04); the other panels fetch the next sliver's rows, a share
         // each, so that it is in cache when its turn comes.
         const bool next_full = row_major && !streamed && s + 1 < s1 && (s + 2) * NR <= g.n;
         const T* next = next_full ? b + pc * g.b_rs + j0 + NR : nullptr;
-        const int64_t share = mpanels > 1 ? (kc + mpanels - 2) / (mpanels - 1) : 0;
-        for (int64_t ip = 0; ip < mpanels; ++ip) {
+        const int64_t share = q1 - q0 > 1 ? (kc + q1 - q0 - 2) / (q1 - q0 - 1) : 0;
+        for (int64_t ip = q0; ip < q1; ++ip) {
           const int64_t i0 = ip * MR, rows = std::min<int64_t>(MR, g.m - i0);
           const T* as = ap + ip * MR * kc;
           const T* bk = bs;
           int64_t bk_rs = b_rs;
           T* copy = nullptr;
-          if (copy_first && ip == 0) copy = edge_b;
+          if (copy_first && ip == q0) copy = edge_b;
           else if (copy_first) bk = edge_b, bk_rs = NR;
           const T* pf = nullptr;
           int64_t pf_rs = 0, pf_rows = 0;
-          if (ip > 0 && next) {
-            const int64_t r0 = (ip - 1) * share;
+          if (ip > q0 && next) {
+            const int64_t r0 = (ip - q0 - 1) * share;
             pf = next + r0 * g.b_rs, pf_rs = g.b_rs, pf_rows = std::min(share, kc - r0);
           }
           T* cij = c + i0 * g.c_rs + j0;
@@ -403,8 +403,18 @@ void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
       }
     }
   };
-  if (nt == 1) return work(0, slivers);
-  parallel_for(slivers, 1, work);
+  if (nt == 1) return work(0, slivers, 0, mpanels);
+  // Threads split the columns of C where B is wide (each then packs all of A, which is small next
+  // to its share of B) and the rows where it is narrow (each then reads all of B, small next to its
+  // share of A). A row-major B is copied as it is read, a transposed one packed in a pass of its
+  // own, so the rows are split where C has at most twice as many columns as rows for the first,
+  // at most as many for the second; never for a streamed B, which would come from memory once per
+  // thread. On two Xeon threads splitting rows ran 256 x 256 x 256 1.07-1.19x faster (row-major B;
+  // 1.15x transposed), 128 x 768 x 256 1.14x (1.05x), 200 x 512 x 300 1.29x (1.09x), and
+  // 256 x 768 x 768 0.98x (0.95x), 64 x 768 x 768 0.76x (0.82x): NOTES.md, 2026-12-05.
+  if (!streamed && (row_major ? 2 * g.m >= g.n : g.m >= g.n) && mpanels >= 2 * int64_t(nt))
+    return parallel_for(mpanels, 1, [&](int64_t lo, int64_t hi) { work(0, slivers, lo, hi); });
+  parallel_for(slivers, 1, [&](int64_t lo, int64_t hi) { work(lo, hi, 0, mpanels); });
 }
 
 // The rows of a block of A. The config's mc suits a 1 MiB L2 (its comment in microkernels.cpp); a
