@@ -10,6 +10,9 @@
     python3 examples/attention/report_tables.py turns JSON...     the same grid from bench_in_turns.py's
                                                                   JSON: the median of each cell's per-pair
                                                                   ratios, its lowest pair in parentheses
+    python3 examples/attention/report_tables.py sgemm ATTN SGEMM...  Flash2's non-causal forward in GFLOP/s
+                                                                  (4 N^2 d per head) against the best rate of
+                                                                  bench_matmul's JSON of the same round, in pairs
 
 Only the standard library: it runs under any python3.
 """
@@ -112,6 +115,25 @@ def turns(docs):
     table(head, lines)
 
 
+def sgemm(pairs):
+    """Flash2's forward rate as a share of Ember's own sgemm rate (the issue's 60% goal): each
+    bench_attention JSON is paired with the bench_matmul JSON of the same round and thread count,
+    whose best square is the yardstick. Causal rows are left out: their work depends on how the
+    masked blocks are counted."""
+    head = ["threads", "B*H", "N", "d", "forward ms", "GFLOP/s", "sgemm GFLOP/s", "share"]
+    lines = []
+    for attn, mm in pairs:
+        best = max(r["gflops"] for r in mm["results"])
+        heads = attn.get("heads", 1) * attn.get("batch", 1)
+        for r in attn["results"]:
+            if r["impl"] != "flash2" or r["mode"] != "fwd" or r["causal"]:
+                continue
+            rate = 4.0 * heads * r["n"] ** 2 * r["d"] / (r["median_ms"] * 1e-3) / 1e9
+            lines.append([str(attn["threads"]), str(heads), str(r["n"]), str(r["d"]), fmt(r["median_ms"], 1),
+                          fmt(rate, 0), fmt(best, 0), "{:.0f}%".format(100.0 * rate / best)])
+    table(head, lines)
+
+
 def blockm(docs):
     head = ["M (floats)", "Bc, Br", "traffic MiB", "model N²d²/M (MiB)", "ms", "cpu_ms", "peak MiB"]
     lines = []
@@ -128,8 +150,11 @@ def blockm(docs):
 
 
 def main(argv):
-    if len(argv) < 3 or argv[1] not in ("study", "peer", "grid", "turns", "blockm"):
+    if len(argv) < 3 or argv[1] not in ("study", "peer", "grid", "turns", "sgemm", "blockm"):
         sys.stderr.write(__doc__)
+        return 2
+    if argv[1] == "sgemm" and len(argv) % 2:
+        sys.stderr.write("report_tables.py sgemm: give the files in pairs, ATTN SGEMM ATTN SGEMM ...\n")
         return 2
     docs = [load(p) for p in argv[2:]]
     if argv[1] == "study":
@@ -144,6 +169,8 @@ def main(argv):
         grid(docs)
     elif argv[1] == "turns":
         turns(docs)
+    elif argv[1] == "sgemm":
+        sgemm(list(zip(docs[0::2], docs[1::2])))
     else:
         blockm(docs)
     return 0

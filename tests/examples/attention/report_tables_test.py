@@ -74,6 +74,22 @@ class ReportTables(unittest.TestCase):
         self.assertIn("| B*H | N | d | causal | fwd 1t | fwd 2t | fwd+bwd 1t | fwd+bwd 2t |", out)
         self.assertIn("| 12 | 4096 | 128 | no | 1.25 (1.10) | 1.50 (1.40) | 0.98 (0.90) | - |", out)
 
+    def test_sgemm_shares_the_forward_rate_of_the_best_square_of_its_round(self):
+        # 12 heads, N = 1000, d = 64: 4 * 12 * 1e6 * 64 = 3.072 GFLOP in 30 ms = 102.4 GFLOP/s, against
+        # the better of 100 and 128 GFLOP/s: 80%. The causal row and the flash row are left out.
+        attn = {"threads": 2, "heads": 12, "batch": 1,
+                "results": [dict(result("flash2", 1000, 30.0), d=64), result("flash2", 1000, 10.0, causal=True),
+                            result("flash", 1000, 50.0)]}
+        mm = {"results": [{"label": "n=1024", "gflops": 100.0}, {"label": "n=2048", "gflops": 128.0}]}
+        out = self.run_script("sgemm", self.write(attn), self.write(mm))
+        self.assertIn("| 2 | 12 | 1000 | 64 | 30.0 | 102 | 128 | 80% |", out)
+        self.assertEqual(out.count("| 2 | 12 |"), 1)
+
+    def test_sgemm_wants_pairs(self):
+        p = subprocess.run([sys.executable, SCRIPT, "sgemm", "only_one.json"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("in pairs", p.stderr)
+
     def test_blockm_derives_blocks(self):
         doc = {"threads": 2, "heads": 1, "batch": 1, "block_m": 16384, "results": [result("flash", 4096, 7.0)]}
         out = self.run_script("blockm", self.write(doc))
