@@ -27,8 +27,12 @@ struct Vec {
 // unpacked path of packed.cpp). The call also asks the memory system for pf_rows rows of NR
 // elements at pf + r * pf_rs, one cache line per step while they last: the caller's way of
 // fetching, a little per call, the B rows it will need next, which lie a row apart (often a page
-// apart) where the hardware prefetchers do not follow. With `copy`, each row of B is also stored at copy + p * NR as it is
-// loaded: the first row panel packs the sliver it reads in place for the panels after it.
+// apart) where the hardware prefetchers do not follow. Those rows are asked into L2 only
+// (prefetcht2): they are needed a whole sliver later, and brought into L1 they had displaced the
+// lines this call is using; with B coming from memory, as a model's weights do, GPT-2's 64-row
+// products ran 8-13% faster so on a Xeon (NOTES.md, 2026-12-05, second session). With `copy`, each
+// row of B is also stored at copy + p * NR as it is loaded: the first row panel packs the sliver
+// it reads in place for the panels after it.
 // AS is the A sliver's step (its packed height): MR, except for a kernel that computes only the
 // first MR rows of a taller sliver (the last, ragged panel of A).
 template <class T, int W, int MR, int NV, int AS = MR>
@@ -77,13 +81,13 @@ __attribute__((always_inline)) inline void kernel_body_strided(int64_t kc, const
     constexpr int64_t kLines = NR * int64_t(sizeof(T)) >= 64 ? NR * int64_t(sizeof(T)) / 64 : 1;
     if (pf && pf_rows * kLines <= kc) {
       for (const int64_t pe = pf_rows * kLines; p < pe; ++p) {
-        __builtin_prefetch(reinterpret_cast<const char*>(pf + (p / kLines) * pf_rs) + (p % kLines) * 64, 0, 3);
+        __builtin_prefetch(reinterpret_cast<const char*>(pf + (p / kLines) * pf_rs) + (p % kLines) * 64, 0, 1);
         if (p < ahead_end) fetch_ahead();
         step();
       }
     }
     for (const int64_t pe = pf && p == 0 ? std::min(kc, pf_rows) : 0; p < pe; ++p) {
-      for (int j = 0; j < NR * int(sizeof(T)); j += 64) __builtin_prefetch(reinterpret_cast<const char*>(pf) + j, 0, 3);
+      for (int j = 0; j < NR * int(sizeof(T)); j += 64) __builtin_prefetch(reinterpret_cast<const char*>(pf) + j, 0, 1);
       pf += pf_rs;
       if (p < ahead_end) fetch_ahead();
       step();
