@@ -1,6 +1,7 @@
 // CPU loops shared by the elementwise kernels: a contiguous fast path that the compiler
 // vectorises and OpenMP splits, and a strided path for views and broadcasting.
 #pragma once
+#include <algorithm>
 #include "framework/parallel.h"
 #include "framework/strided.h"
 #include "framework/tensor.h"
@@ -70,23 +71,29 @@ Tensor binary_loop(const Tensor& a, const Tensor& b, const Shape& shape, DType o
   // a column or a scalar per row: one stride 0) get loops with constant strides, which the
   // compiler vectorises; a bias add over GPT-2's 128 x 2304 activations took 2.3x the time of a
   // same-shape add with the runtime strides (NOTES.md, 2026-12-04, fifth session).
-  for_each_row<3>(shape, {&sa, &sb, &so}, {a.offset(), b.offset(), 0},
-                  [&](const std::array<int64_t, 3>& off, int64_t len) {
-                    const T* x = pa + off[0];
-                    const T* y = pb + off[1];
-                    U* z = o + off[2];
-                    if (ia == 1 && ib == 1) {
-                      for (int64_t i = 0; i < len; ++i) z[i] = f(x[i], y[i]);
-                    } else if (ia == 1 && ib == 0) {
-                      const T yv = *y;
-                      for (int64_t i = 0; i < len; ++i) z[i] = f(x[i], yv);
-                    } else if (ia == 0 && ib == 1) {
-                      const T xv = *x;
-                      for (int64_t i = 0; i < len; ++i) z[i] = f(xv, y[i]);
-                    } else {
-                      for (int64_t i = 0; i < len; ++i) z[i] = f(x[i * ia], y[i * ib]);
-                    }
-                  });
+  // Threads take disjoint ranges of rows, as the contiguous loops take ranges of elements: the
+  // bias adds of GPT-2's prefill ran on one thread whatever the thread count (NOTES.md,
+  // 2026-12-05, second session).
+  const int64_t rows = row_count(shape), row_len = shape.empty() ? 1 : shape.back();
+  parallel_for(rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(row_len, 1)), [&](int64_t r0, int64_t r1) {
+    for_each_row_in<3>(shape, {&sa, &sb, &so}, {a.offset(), b.offset(), 0}, r0, r1,
+                       [&](const std::array<int64_t, 3>& off, int64_t len) {
+                         const T* x = pa + off[0];
+                         const T* y = pb + off[1];
+                         U* z = o + off[2];
+                         if (ia == 1 && ib == 1) {
+                           for (int64_t i = 0; i < len; ++i) z[i] = f(x[i], y[i]);
+                         } else if (ia == 1 && ib == 0) {
+                           const T yv = *y;
+                           for (int64_t i = 0; i < len; ++i) z[i] = f(x[i], yv);
+                         } else if (ia == 0 && ib == 1) {
+                           const T xv = *x;
+                           for (int64_t i = 0; i < len; ++i) z[i] = f(xv, y[i]);
+                         } else {
+                           for (int64_t i = 0; i < len; ++i) z[i] = f(x[i * ia], y[i * ib]);
+                         }
+                       });
+  });
   return out;
 }
 

@@ -79,6 +79,11 @@ TEST(Binary, Float32MatchesReference) {
         {transposed_random({7, 33}, 9, c.positive_a), random({33}, 10, c.positive_b)},
         {random({33, 1}, 11, c.positive_a), random({33, 70}, 12, c.positive_b)},
         {random({33, 70}, 13, c.positive_a), random({33, 1}, 14, c.positive_b)},
+        // The strided path split among threads by rows, the later ranges starting inside an outer
+        // dimension: a bias row over (3, 70, 160), a transposed view, a column over every row.
+        {random({3, 70, 160}, 15, c.positive_a), random({160}, 16, c.positive_b)},
+        {transposed_random({150, 230}, 17, c.positive_a), random({230}, 18, c.positive_b)},
+        {random({250, 1}, 19, c.positive_a), random({2, 250, 140}, 20, c.positive_b)},
     };
     for (auto& [a, b] : ps) {
       Tensor af = a.to(DType::Float32), bf = b.to(DType::Float32);
