@@ -270,7 +270,7 @@ int64_t g_streamed_b_bytes = 0;
 // Half the L3, and at most 64 MiB: the most of a shared L3 that one tenant of a server can count
 // on keeping between two calls (the Xeon model 207 guest sees 300 MiB of L3, shared with the rest
 // of its host; there 64 x 768 x 32768, 100 MB of B, already gained 1.03x from the grouped pack,
-// while 25 MB lost 5%: NOTES.md, 2026-12-05).
+// while 25 MB lost 5%: NOTES.md, 2026-12-05, second session).
 int64_t streamed_b_default() {
   static const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
   const int64_t cache = l3 > 0 ? int64_t(l3) : int64_t(32) << 20;
@@ -278,7 +278,7 @@ int64_t streamed_b_default() {
 }
 // The length of the runs of each row of B that the grouped pack reads (a group of slivers of this
 // many bytes per row). Runs of 1-2 KiB ran the 50257-column LM head 1.2x faster than the slivers'
-// 256 bytes; 4 KiB, 1.13x (NOTES.md, 2026-12-05).
+// 256 bytes; 4 KiB 1.13-1.18x, 8 KiB 1.11x (NOTES.md, 2026-12-05, second session).
 constexpr int64_t kStreamedRun = 1024;
 
 // Threads pay off from about 128^3 multiply-adds (10 us on one core; waking a thread and two
