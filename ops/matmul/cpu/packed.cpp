@@ -303,8 +303,8 @@ int threads_for(const GemmArgs& g) {
 // be read as slivers in place; each sliver is packed alone just before its use, so that it is
 // written to and read from L1/L2 instead of going through a kc x nc block in L3.
 // A row-major B too large to stay in the L3 between calls (streamed_b_bytes()) comes from memory
-// at every call, where rows of a sliver, 256 bytes a page apart, leave the hardware prefetchers
-// nothing to follow and each sliver waits on memory's latency row by row. Such a B is packed a
+// at every call, where the rows of a sliver, 256 bytes each and a whole row of B apart, leave the
+// hardware prefetchers nothing to follow and each sliver waits on memory's latency row by row. Such a B is packed a
 // group of slivers at a time instead, reading kStreamedRun bytes of each row in one run, which the
 // prefetchers stream; the group (kc x 1 KiB) then feeds all panels from L2.
 template <class T>
