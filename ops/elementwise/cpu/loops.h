@@ -2,6 +2,7 @@
 // vectorises and OpenMP splits, and a strided path for views and broadcasting.
 #pragma once
 #include <algorithm>
+#include <utility>
 #include "framework/parallel.h"
 #include "framework/strided.h"
 #include "framework/tensor.h"
@@ -9,6 +10,16 @@
 namespace ember::cpu {
 
 constexpr int64_t kElementwiseGrain = 1 << 15;
+
+// The strided paths' threading: f(r0, r1) over disjoint ranges of the rows of `shape`, each of about
+// kElementwiseGrain elements or more, as the contiguous paths split their elements (the bias adds
+// of GPT-2's prefill had run on one thread whatever the thread count: NOTES.md, 2026-12-05, second
+// session).
+template <class F>
+void parallel_rows(const Shape& shape, F&& f) {
+  const int64_t len = shape.empty() ? 1 : std::max<int64_t>(shape.back(), 1);
+  parallel_for(row_count(shape), std::max<int64_t>(1, kElementwiseGrain / len), std::forward<F>(f));
+}
 
 // out = f(x) elementwise; out is a fresh contiguous tensor of x's shape and dtype `out_dtype`.
 template <class T, class U = T, class F>
@@ -24,9 +35,12 @@ Tensor unary_loop(const Tensor& x, DType out_dtype, F f) {
     return out;
   }
   Shape ost = out.strides();
-  for_each_row<2>(x.shape(), {&x.strides(), &ost}, {x.offset(), 0}, [&](const std::array<int64_t, 2>& off, int64_t len) {
-    int64_t s = x.strides().back();
-    for (int64_t i = 0; i < len; ++i) o[off[1] + i] = f(base[off[0] + i * s]);
+  const int64_t s = x.strides().back();
+  parallel_rows(x.shape(), [&](int64_t r0, int64_t r1) {
+    for_each_row_in<2>(x.shape(), {&x.strides(), &ost}, {x.offset(), 0}, r0, r1,
+                       [&](const std::array<int64_t, 2>& off, int64_t len) {
+                         for (int64_t i = 0; i < len; ++i) o[off[1] + i] = f(base[off[0] + i * s]);
+                       });
   });
   return out;
 }
@@ -71,11 +85,7 @@ Tensor binary_loop(const Tensor& a, const Tensor& b, const Shape& shape, DType o
   // a column or a scalar per row: one stride 0) get loops with constant strides, which the
   // compiler vectorises; a bias add over GPT-2's 128 x 2304 activations took 2.3x the time of a
   // same-shape add with the runtime strides (NOTES.md, 2026-12-04, fifth session).
-  // Threads take disjoint ranges of rows, as the contiguous loops take ranges of elements: the
-  // bias adds of GPT-2's prefill ran on one thread whatever the thread count (NOTES.md,
-  // 2026-12-05, second session).
-  const int64_t rows = row_count(shape), row_len = shape.empty() ? 1 : shape.back();
-  parallel_for(rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(row_len, 1)), [&](int64_t r0, int64_t r1) {
+  parallel_rows(shape, [&](int64_t r0, int64_t r1) {
     for_each_row_in<3>(shape, {&sa, &sb, &so}, {a.offset(), b.offset(), 0}, r0, r1,
                        [&](const std::array<int64_t, 3>& off, int64_t len) {
                          const T* x = pa + off[0];
