@@ -123,7 +123,11 @@ def sgemm(pairs):
     head = ["threads", "B*H", "N", "d", "forward ms", "GFLOP/s", "sgemm GFLOP/s", "share"]
     lines = []
     for attn, mm in pairs:
-        best = max(r["gflops"] for r in mm["results"])
+        squares = [r["gflops"] for r in mm["results"] if r.get("m") == r.get("n") == r.get("k")]
+        if not squares:
+            raise SystemExit("report_tables.py sgemm: the bench_matmul JSON paired with an attention JSON of {} "
+                             "thread(s) has no square product (bench_matmul --sizes)".format(attn.get("threads")))
+        best = max(squares)
         heads = attn.get("heads", 1) * attn.get("batch", 1)
         for r in attn["results"]:
             if r["impl"] != "flash2" or r["mode"] != "fwd" or r["causal"]:

@@ -80,10 +80,21 @@ class ReportTables(unittest.TestCase):
         attn = {"threads": 2, "heads": 12, "batch": 1,
                 "results": [dict(result("flash2", 1000, 30.0), d=64), result("flash2", 1000, 10.0, causal=True),
                             result("flash", 1000, 50.0)]}
-        mm = {"results": [{"label": "n=1024", "gflops": 100.0}, {"label": "n=2048", "gflops": 128.0}]}
+        # A faster product that is not a square (a GPT-2 shape) is not the yardstick.
+        mm = {"results": [{"label": "n=1024", "m": 1024, "n": 1024, "k": 1024, "gflops": 100.0},
+                          {"label": "n=2048", "m": 2048, "n": 2048, "k": 2048, "gflops": 128.0},
+                          {"label": "gpt2 fc", "m": 64, "n": 3072, "k": 768, "gflops": 200.0}]}
         out = self.run_script("sgemm", self.write(attn), self.write(mm))
         self.assertIn("| 2 | 12 | 1000 | 64 | 30.0 | 102 | 128 | 80% |", out)
         self.assertEqual(out.count("| 2 | 12 |"), 1)
+
+    def test_sgemm_needs_a_square_in_the_matmul_json(self):
+        attn = {"threads": 1, "heads": 1, "batch": 1, "results": [result("flash2", 1000, 30.0)]}
+        mm = {"results": [{"label": "gpt2 fc", "m": 64, "n": 3072, "k": 768, "gflops": 200.0}]}
+        p = subprocess.run([sys.executable, SCRIPT, "sgemm", self.write(attn), self.write(mm)], capture_output=True,
+                           text=True)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("has no square product", p.stderr)
 
     def test_sgemm_wants_pairs(self):
         p = subprocess.run([sys.executable, SCRIPT, "sgemm", "only_one.json"], capture_output=True, text=True)
