@@ -18,6 +18,10 @@ CpuIsa best_cpu_isa();  // the best one this CPU (and OS) supports, detected onc
 // The first form uses best_cpu_isa(); the second forces one (tests run each the CPU supports).
 void gemm_packed(const GemmArgs& g);
 void gemm_packed(const GemmArgs& g, CpuIsa isa);
+// Whether gemm_packed(g, isa) reads A where it lies rather than packing it: products with more
+// rows than the few-rows path takes, a row-major float32 A, and rows whose stride keeps a block
+// of them in the L2 (packed.cpp).
+bool reads_a_in_place(const GemmArgs& g, CpuIsa isa);
 // Products with few rows and a row-major B of more than this many bytes pack B a group of slivers
 // at a time, in long runs of each row, rather than reading it in place (packed.cpp): half the L3,
 // at most 64 MiB, by default. set_streamed_b_bytes(0) restores that default; tests lower it to

@@ -22,6 +22,28 @@ struct Vec {
   typedef T type __attribute__((vector_size(W * sizeof(T)), aligned(sizeof(T)), may_alias));
 };
 
+// Where the micro-kernel finds its A elements: A(i) is row i's element at the current step of k,
+// next() moves to the following step. A packed sliver holds them k-major, AS apart (AS is the
+// sliver's packed height: MR, except for a kernel that computes only the first MR rows of a
+// taller sliver, the last, ragged panel of A).
+template <class T, int AS>
+struct PackedA {
+  const T* p;
+  __attribute__((always_inline)) T operator()(int i) const { return p[i]; }
+  __attribute__((always_inline)) void next() { p += AS; }
+};
+// ... and a row-major A read where it lies, rows `rs` elements apart: two base pointers, three
+// rows each, so that every row is one register plus a scaled index (0, rs or 2 rs) away.
+template <class T>
+struct RowsA {
+  const T* p0;
+  const T* p3;
+  int64_t rs;
+  __attribute__((always_inline)) RowsA(const T* a, int64_t a_rs) : p0(a), p3(a + 3 * a_rs), rs(a_rs) {}
+  __attribute__((always_inline)) T operator()(int i) const { return i < 3 ? p0[i * rs] : p3[(i - 3) * rs]; }
+  __attribute__((always_inline)) void next() { ++p0, ++p3; }
+};
+
 // MR rows, NV vectors of W lanes per row: NR = NV * W columns. Row p of the B sliver is at
 // bp + p * b_rs: NR for a packed sliver, B's own row stride when B is read where it lies (the
 // unpacked path of packed.cpp). The call also asks the memory system for pf_rows rows of NR
@@ -33,14 +55,12 @@ struct Vec {
 // products ran 8-13% faster so on a Xeon (NOTES.md, 2026-12-05, second session). With `copy`, each
 // row of B is also stored at copy + p * NR as it is loaded: the first row panel packs the sliver
 // it reads in place for the panels after it.
-// AS is the A sliver's step (its packed height): MR, except for a kernel that computes only the
-// first MR rows of a taller sliver (the last, ragged panel of A).
-template <class T, int W, int MR, int NV, int AS = MR>
-__attribute__((always_inline)) inline void kernel_body_strided(int64_t kc, const T* __restrict ap,
-                                                               const T* __restrict bp, int64_t b_rs, T* __restrict c,
-                                                               int64_t c_rs, bool accumulate, const T* pf = nullptr,
-                                                               int64_t pf_rs = 0, int64_t pf_rows = 0,
-                                                               T* __restrict copy = nullptr) {
+// The A elements come from `ap`, a PackedA or a RowsA (above).
+template <class T, int W, int MR, int NV, class A>
+__attribute__((always_inline)) inline void kernel_body_from(int64_t kc, A ap, const T* __restrict bp, int64_t b_rs,
+                                                            T* __restrict c, int64_t c_rs, bool accumulate,
+                                                            const T* pf, int64_t pf_rs, int64_t pf_rows,
+                                                            T* __restrict copy) {
   using V = typename Vec<T, W>::type;
   constexpr int NR = NV * W;
   V acc[MR][NV];
@@ -64,10 +84,10 @@ __attribute__((always_inline)) inline void kernel_body_strided(int64_t kc, const
         copy += NR;
       }
       for (int i = 0; i < MR; ++i) {
-        V a = ap[i] - V{};  // broadcast; x - 0 == x exactly, so this folds to one vbroadcast
+        V a = ap(i) - V{};  // broadcast; x - 0 == x exactly, so this folds to one vbroadcast
         for (int j = 0; j < NV; ++j) acc[i][j] += a * b[j];
       }
-      ap += AS;
+      ap.next();
       bp += b_rs;
     };
     auto fetch_ahead = [&]() __attribute__((always_inline)) {
@@ -106,6 +126,26 @@ __attribute__((always_inline)) inline void kernel_body_strided(int64_t kc, const
       V* dst = reinterpret_cast<V*>(c + i * c_rs + j * W);
       *dst = accumulate ? *dst + acc[i][j] : acc[i][j];
     }
+}
+
+// A packed sliver of A, AS elements a step (see PackedA), with B as kernel_body_from reads it.
+template <class T, int W, int MR, int NV, int AS = MR>
+__attribute__((always_inline)) inline void kernel_body_strided(int64_t kc, const T* __restrict ap,
+                                                               const T* __restrict bp, int64_t b_rs, T* __restrict c,
+                                                               int64_t c_rs, bool accumulate, const T* pf = nullptr,
+                                                               int64_t pf_rs = 0, int64_t pf_rows = 0,
+                                                               T* __restrict copy = nullptr) {
+  kernel_body_from<T, W, MR, NV>(kc, PackedA<T, AS>{ap}, bp, b_rs, c, c_rs, accumulate, pf, pf_rs, pf_rows, copy);
+}
+
+// A row-major A read where it lies (rows a_rs apart) against a packed sliver of B, prefetching
+// pf_rows rows of another packed sliver at pf: the packed path's kernel where A is not copied.
+template <class T, int W, int MR, int NV>
+__attribute__((always_inline)) inline void kernel_body_rows_a(int64_t kc, const T* a, int64_t a_rs,
+                                                              const T* __restrict bp, T* __restrict c, int64_t c_rs,
+                                                              bool accumulate, const T* pf, int64_t pf_rows) {
+  kernel_body_from<T, W, MR, NV>(kc, RowsA<T>(a, a_rs), bp, NV * W, c, c_rs, accumulate, pf, NV * W, pf_rows,
+                                 nullptr);
 }
 
 // The packed sliver (rows NR apart, a constant the compiler folds into the addressing).

@@ -31,6 +31,12 @@ __attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f32_sb_rows(int
                                                                              float* copy) {
   micro::kernel_body_strided<float, 16, R, 4, 6>(kc, a, b, b_rs, c, rs, acc, pf, pf_rs, pf_rows, copy);
 }
+template <int R>  // R rows of a row-major A read in place
+__attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f32_ra(int64_t kc, const float* a, int64_t a_rs,
+                                                                        const float* b, float* c, int64_t rs, bool acc,
+                                                                        const float* pf, int64_t pf_rows) {
+  micro::kernel_body_rows_a<float, 16, R, 4>(kc, a, a_rs, b, c, rs, acc, pf, pf_rows);
+}
 __attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f64(int64_t kc, const double* a, const double* b,
                                                                     double* c, int64_t rs, bool acc) {
   micro::kernel_body<double, 8, 6, 4>(kc, a, b, c, rs, acc);
@@ -56,6 +62,12 @@ __attribute__((target("avx2,fma"))) void avx2_f32_sb_rows(int64_t kc, const floa
                                                           float* c, int64_t rs, bool acc, const float* pf,
                                                           int64_t pf_rs, int64_t pf_rows, float* copy) {
   micro::kernel_body_strided<float, 8, R, 2, 6>(kc, a, b, b_rs, c, rs, acc, pf, pf_rs, pf_rows, copy);
+}
+template <int R>  // R rows of a row-major A read in place
+__attribute__((target("avx2,fma"))) void avx2_f32_ra(int64_t kc, const float* a, int64_t a_rs, const float* b,
+                                                     float* c, int64_t rs, bool acc, const float* pf,
+                                                     int64_t pf_rows) {
+  micro::kernel_body_rows_a<float, 8, R, 2>(kc, a, a_rs, b, c, rs, acc, pf, pf_rows);
 }
 __attribute__((target("avx2,fma"))) void avx2_f64(int64_t kc, const double* a, const double* b, double* c,
                                                   int64_t rs, bool acc) {
@@ -120,11 +132,15 @@ PackedConfig<float> packed_config_f32(CpuIsa isa) {
   if (isa == CpuIsa::Avx512)
     return {isa, 6, 64, 512, 192, 4096, avx512_f32, avx512_f32_sb,
             {nullptr, avx512_f32_sb_rows<1>, avx512_f32_sb_rows<2>, avx512_f32_sb_rows<3>, avx512_f32_sb_rows<4>,
-             avx512_f32_sb_rows<5>}};
+             avx512_f32_sb_rows<5>},
+            avx512_f32_ra<6>,
+            {nullptr, avx512_f32_ra<1>, avx512_f32_ra<2>, avx512_f32_ra<3>, avx512_f32_ra<4>, avx512_f32_ra<5>}};
   if (isa == CpuIsa::Avx2)
     return {isa, 6, 16, 256, 288, 4096, avx2_f32, avx2_f32_sb,
             {nullptr, avx2_f32_sb_rows<1>, avx2_f32_sb_rows<2>, avx2_f32_sb_rows<3>, avx2_f32_sb_rows<4>,
-             avx2_f32_sb_rows<5>}};
+             avx2_f32_sb_rows<5>},
+            avx2_f32_ra<6>,
+            {nullptr, avx2_f32_ra<1>, avx2_f32_ra<2>, avx2_f32_ra<3>, avx2_f32_ra<4>, avx2_f32_ra<5>}};
 #endif
   return {CpuIsa::Portable, 4, 8, 256, 128, 4096, portable_f32, portable_f32_sb};
 }

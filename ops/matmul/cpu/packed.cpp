@@ -4,7 +4,7 @@
 //     for pc in k by kc:
 //       pack B[pc:pc+kc, jc:jc+nc] into NR-wide slivers (k-major)
 //       for ic in m by mc:             A block mc x kc, packed, lives in L2
-//         pack A[ic:ic+mc, pc:pc+kc] into MR-tall slivers (k-major)
+//         pack A[ic:ic+mc, pc:pc+kc] into MR-tall slivers (k-major), unless its rows serve as they are
 //         for jr in nc by NR:          B sliver kc x NR stays in L1 or L2 across the ir loop
 //           for ir in mc by MR:        micro-kernel: MR x NR of C in registers, kc rank-1 updates
 //
@@ -428,6 +428,38 @@ int64_t block_rows_for_l2(const PackedConfig<T>& cfg) {
   return cfg.mc * scale;
 }
 
+// Whether a product takes the few-rows path (packed_unpacked_b) rather than the general one.
+template <class T>
+bool few_rows(const GemmArgs& g, const PackedConfig<T>& cfg) {
+  return (g.b_cs == 1 || g.b_rs == 1) && g.m <= std::max(cfg.mc, kUnpackedRows);
+}
+
+// Whether the rows of a row-major A, row_bytes apart, keep a block of `rows` x `block_row_bytes`
+// in the L2 as well as a packed copy of it would. An address's set in a cache of `ways` ways
+// repeats every size / ways bytes, and rows whose stride shares a large power of two with that
+// period land on a few of its offsets only: at 8 KiB apart, 2 KiB of each row (kc = 512 floats)
+// use a quarter of the Xeon's 2 MiB L2, too little for its 768 KiB block.
+bool rows_fit_l2(int64_t row_bytes, int64_t rows, int64_t block_row_bytes) {
+  static const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE), assoc = sysconf(_SC_LEVEL2_CACHE_ASSOC);
+  const int64_t cache = l2 > 0 ? int64_t(l2) : int64_t(1) << 20, ways = assoc > 0 ? int64_t(assoc) : 16;
+  const int64_t period = std::max<int64_t>(64, cache / ways);
+  const int64_t offsets = std::min(rows, period / std::gcd(std::abs(row_bytes), period));
+  const int64_t covered = std::min(period, offsets * block_row_bytes);
+  return double(rows) * double(block_row_bytes) <= double(cache) * double(covered) / double(period);
+}
+
+// The general path reads a row-major A where it lies instead of packing it, where the config has
+// a kernel for that and the rows keep its mc x kc block in L2 (rows_fit_l2). Packing A is there
+// to keep that block in L2 while every sliver of B passes it; rows of A that stay there serve as
+// well, and the kernel's six broadcasts then come from six streams of consecutive floats, which
+// the hardware prefetchers follow. On the Xeon, one thread: n = 512 1.05x, 768 1.03x, 1024
+// 1.02-1.04x; n = 2048, whose rows lie 8 KiB apart, ran 0.97-0.98x in place, and the rule keeps
+// it packed (NOTES.md, 2026-12-05, third session).
+template <class T>
+bool a_in_place(const GemmArgs& g, const PackedConfig<T>& cfg, int64_t kc, int64_t mc) {
+  return cfg.kernel_rows_a && g.a_cs == 1 && rows_fit_l2(g.a_rs * int64_t(sizeof(T)), mc, kc * int64_t(sizeof(T)));
+}
+
 template <class T>
 void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
   const T* a = static_cast<const T*>(g.a);
@@ -439,11 +471,12 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
   const int64_t NC = std::min(cfg.nc, round_up(g.n, NR));
 
   const int nt = threads_for(g);
-  if ((g.b_cs == 1 || g.b_rs == 1) && g.m <= std::max(cfg.mc, kUnpackedRows)) return packed_unpacked_b(g, cfg, nt);
+  if (few_rows(g, cfg)) return packed_unpacked_b(g, cfg, nt);
   const int64_t mpanels_all = (g.m + MR - 1) / MR;
   const Grid grid = thread_grid(nt, mpanels_all, (NC + NR - 1) / NR);
-  T* bp = scratch<T>(0, size_t(KC * NC));                // shared: the packed kc x nc block of B
-  T* ap_all = scratch<T>(1, size_t(nt * KC * MC));       // private: one packed mc x kc block of A per thread
+  const bool a_rows = a_in_place(g, cfg, KC, MC);
+  T* bp = scratch<T>(0, size_t(KC * NC));                                 // shared: the packed kc x nc block of B
+  T* ap_all = a_rows ? nullptr : scratch<T>(1, size_t(nt * KC * MC));   // private: one packed block of A per thread
 
   // Each thread owns a fixed range of C's rows and columns for the whole product, packs its own
   // blocks of A, and helps pack the shared block of B. The only synchronisation is two barriers
@@ -455,7 +488,7 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
     const int ti = t / gr.tn, tj = t % gr.tn;
     const int64_t mshare = (mpanels_all + gr.tm - 1) / gr.tm;
     const int64_t row0 = std::min(g.m, ti * mshare * MR), row1 = std::min(g.m, (ti + 1) * mshare * MR);
-    T* ap = ap_all + t * KC * MC;
+    T* ap = a_rows ? nullptr : ap_all + t * KC * MC;
     bool first = true;
     for (int64_t jc = 0; jc < g.n; jc += NC) {
       const int64_t nc = std::min(NC, g.n - jc), npanels = (nc + NR - 1) / NR;
@@ -473,7 +506,8 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
         if (jp0 >= jp1) continue;
         for (int64_t ic = row0; ic < row1; ic += MC) {
           const int64_t mc = std::min(MC, row1 - ic), mpanels = (mc + MR - 1) / MR;
-          for (int64_t ip = 0; ip < mpanels; ++ip) pack_a_sliver(g, a, ic + ip * MR, pc, kc, MR, ap + ip * MR * kc);
+          if (!a_rows)
+            for (int64_t ip = 0; ip < mpanels; ++ip) pack_a_sliver(g, a, ic + ip * MR, pc, kc, MR, ap + ip * MR * kc);
           // The B sliver of one column of tiles stays in L1/L2 while the A slivers stream past it.
           // Its successor (after the last, the first again, for the next block of A) comes from L3:
           // the panels after the first fetch it a share each, so that it is in L2 when its turn comes.
@@ -483,7 +517,6 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
             for (int64_t ip = 0; ip < mpanels; ++ip) {
               const int64_t i0 = ic + ip * MR, j0 = jc + jp * NR;
               const int64_t rows = std::min<int64_t>(MR, g.m - i0), cols = std::min<int64_t>(NR, g.n - j0);
-              const T* as = ap + ip * MR * kc;
               const T* bs = bp + jp * NR * kc;
               T* cij = c + i0 * g.c_rs + j0;
               const T* pf = nullptr;
@@ -492,6 +525,21 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
                 const int64_t r0 = (ip - 1) * share;
                 pf = next + r0 * NR, pf_rows = std::min(share, kc - r0);
               }
+              if (a_rows) {  // A where it lies, the last panel's rows < MR with a kernel of that height
+                const T* ar = a + i0 * g.a_rs + pc;
+                const MicroKernelRowsA<T> kern = rows == MR ? cfg.kernel_rows_a : cfg.first_rows_rows_a[rows];
+                if (cols == NR) {
+                  kern(kc, ar, g.a_rs, bs, cij, g.c_rs, accumulate, pf, pf_rows);
+                  continue;
+                }
+                alignas(64) T edge[16 * 64];
+                kern(kc, ar, g.a_rs, bs, edge, NR, false, pf, pf_rows);
+                for (int64_t i = 0; i < rows; ++i)
+                  for (int64_t j = 0; j < cols; ++j)
+                    cij[i * g.c_rs + j] = accumulate ? cij[i * g.c_rs + j] + edge[i * NR + j] : edge[i * NR + j];
+                continue;
+              }
+              const T* as = ap + ip * MR * kc;
               if (rows == MR && cols == NR) {
                 if (pf) cfg.kernel_strided_b(kc, as, bs, NR, cij, g.c_rs, accumulate, pf, NR, pf_rows, nullptr);
                 else cfg.kernel(kc, as, bs, cij, g.c_rs, accumulate);
@@ -545,6 +593,15 @@ void gemm_packed(const GemmArgs& g, CpuIsa isa) {
 }
 
 void gemm_packed(const GemmArgs& g) { gemm_packed(g, best_cpu_isa()); }
+
+bool reads_a_in_place(const GemmArgs& g, CpuIsa isa) {
+  if (g.m < kSkinnyRows || g.n == 0 || g.k == 0) return false;
+  auto decide = [&](const auto& cfg) {
+    const int64_t kc = std::min(cfg.kc, g.k), mc = std::min(block_rows_for_l2(cfg), round_up(g.m, cfg.mr));
+    return !few_rows(g, cfg) && a_in_place(g, cfg, kc, mc);
+  };
+  return g.dtype == DType::Float32 ? decide(packed_config_f32(isa)) : decide(packed_config_f64(isa));
+}
 
 int64_t streamed_b_bytes() { return g_streamed_b_bytes > 0 ? g_streamed_b_bytes : streamed_b_default(); }
 void set_streamed_b_bytes(int64_t bytes) {

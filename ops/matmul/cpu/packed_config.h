@@ -19,6 +19,12 @@ template <class T>
 using MicroKernelStridedB = void (*)(int64_t kc, const T* ap, const T* bp, int64_t b_rs, T* c, int64_t c_rs,
                                      bool accumulate, const T* pf, int64_t pf_rs, int64_t pf_rows, T* copy);
 
+// The same product with A read where it lies, a row-major matrix whose rows are a_rs apart, and B
+// a packed sliver; pf_rows rows of the packed sliver at pf are prefetched on the way.
+template <class T>
+using MicroKernelRowsA = void (*)(int64_t kc, const T* a, int64_t a_rs, const T* bp, T* c, int64_t c_rs,
+                                  bool accumulate, const T* pf, int64_t pf_rows);
+
 template <class T>
 struct PackedConfig {
   CpuIsa isa;
@@ -29,6 +35,9 @@ struct PackedConfig {
   // kernel_strided_b for only the first r < MR rows of an A sliver, nullptr where there is none:
   // the last row panel of a product with few rows (64 = 10 x 6 + 4) then does no padded work.
   MicroKernelStridedB<T> first_rows_strided_b[8] = {};
+  // With A read in place (nullptr: this config always packs A), and for its first r < MR rows.
+  MicroKernelRowsA<T> kernel_rows_a = nullptr;
+  MicroKernelRowsA<T> first_rows_rows_a[8] = {};
 };
 
 PackedConfig<float> packed_config_f32(CpuIsa isa);

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <tuple>
 
+#include <unistd.h>
+
 #include "cuda_test_util.h"
 #include "framework/parallel.h"
 #include "ops/matmul/cpu/kernels.h"
@@ -224,6 +226,46 @@ TEST(MatmulVariantsStreamedB, ThresholdDefaultsFromTheCacheAndRejectsNegatives) 
   cpu::set_streamed_b_bytes(0);
   EXPECT_EQ(cpu::streamed_b_bytes(), def);
   EXPECT_EMBER_ERROR(cpu::set_streamed_b_bytes(-1), "must be >= 0 bytes (0: the default), got -1");
+}
+
+// Products with more rows than the few-rows path, whose row-major A the general path reads where
+// it lies (float32 on AVX2 and AVX-512; the others pack it): last row panels of 1 to 5 rows (each
+// shorter kernel), a last sliver narrower than NR (through the edge buffer), k over several kc
+// blocks, more rows than one block of A (mc = 192-768), and rows wider than k (a slice of a wider
+// matrix); a row stride of 32 KiB, which the rule sends back to the packed copy.
+TEST_P(MatmulVariants, PackedReadsRowMajorAInPlace) {
+  DType dt = GetParam();
+  struct Case {
+    int64_t m, k, n, row_stride;  // A is the first k columns of an m x row_stride matrix
+  };
+  const std::vector<Case> cases = {{400, 600, 200, 600}, {301, 1100, 130, 1103}, {800, 70, 64, 70},
+                                   {299, 40, 300, 45},   {303, 520, 64, 520},   {305, 33, 65, 40},
+                                   {389, 40, 70, 8192}};
+  for (const Case& cs : cases) {
+    Tensor a = random({cs.m, cs.row_stride}, 17).to(dt).slice(1, 0, cs.k);
+    Tensor b = random({cs.k, cs.n}, 18).to(dt);
+    ASSERT_EQ(a.strides()[0], cs.row_stride);
+    expect_packed_matches_on_every_isa(a, b, dt, str(cs.m, "x", cs.k, "x", cs.n, " A row stride ", cs.row_stride));
+  }
+}
+
+// Which products read A in place: never float64, a transposed A, few rows, or rows 32 KiB apart
+// (with kc = 512 floats they would use 1/16 of the L2's sets); float32 rows 2400 bytes apart do
+// wherever the L2 holds a block of A (1 MiB or more: every x86 server core of the last years).
+TEST(MatmulVariantsRowsOfA, TheRuleFollowsTheRowStrideAndTheL2) {
+  auto args = [](int64_t m, int64_t k, int64_t n, int64_t a_rs, int64_t a_cs, DType dt) {
+    return GemmArgs{m, n, k, nullptr, a_rs, a_cs, nullptr, n, 1, nullptr, n, dt};
+  };
+  for (int isa = 0; isa <= int(cpu::best_cpu_isa()); ++isa) {
+    const cpu::CpuIsa i = cpu::CpuIsa(isa);
+    EXPECT_FALSE(cpu::reads_a_in_place(args(400, 600, 200, 600, 1, DType::Float64), i)) << name(i);
+    EXPECT_FALSE(cpu::reads_a_in_place(args(400, 600, 200, 1, 400, DType::Float32), i)) << name(i);
+    EXPECT_FALSE(cpu::reads_a_in_place(args(64, 600, 200, 600, 1, DType::Float32), i)) << name(i);
+    EXPECT_FALSE(cpu::reads_a_in_place(args(1000, 600, 200, 8192, 1, DType::Float32), i)) << name(i);
+    if (i == cpu::CpuIsa::Portable) EXPECT_FALSE(cpu::reads_a_in_place(args(400, 600, 200, 600, 1, DType::Float32), i));
+    else if (sysconf(_SC_LEVEL2_CACHE_SIZE) >= (1 << 20))
+      EXPECT_TRUE(cpu::reads_a_in_place(args(400, 600, 200, 600, 1, DType::Float32), i)) << name(i);
+  }
 }
 
 // The same path with B a transposed view (the tied LM head, wte^T): each sliver is packed alone
