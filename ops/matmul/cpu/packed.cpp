@@ -236,19 +236,21 @@ void skinny(const GemmArgs& g) {
 
 // How nt threads split C: a tm x tn grid of row and column ranges (tm * tn = nt), chosen so that
 // the largest share (rounded up to whole MR x NR tiles) is smallest; on a near tie rows are split,
-// since then no thread packs the same rows of A twice.
+// since then no thread packs the same rows of A twice, unless A is not packed at all
+// (`columns_free`): then the columns, since threads that share no column of C pack their own
+// slivers of B and never wait for one another (packed() below).
 struct Grid {
   int tm = 1, tn = 1;
 };
-Grid thread_grid(int nt, int64_t mpanels, int64_t npanels) {
+Grid thread_grid(int nt, int64_t mpanels, int64_t npanels, bool columns_free = false) {
   Grid best;
   double best_load = -1;
+  auto load = [&](int tm) { return double((mpanels + tm - 1) / tm) * double((npanels + nt / tm - 1) / (nt / tm)); };
   for (int tm = nt; tm >= 1; --tm) {
     if (nt % tm) continue;
-    int tn = nt / tm;
-    double load = double((mpanels + tm - 1) / tm) * double((npanels + tn - 1) / tn);
-    if (best_load < 0 || load < 0.95 * best_load) best = {tm, tn}, best_load = load;
+    if (best_load < 0 || load(tm) < 0.95 * best_load) best = {tm, nt / tm}, best_load = load(tm);
   }
+  if (columns_free && load(1) <= 1.05 * best_load) best = {1, nt};
   return best;
 }
 
@@ -473,16 +475,20 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
   const int nt = threads_for(g);
   if (few_rows(g, cfg)) return packed_unpacked_b(g, cfg, nt);
   const int64_t mpanels_all = (g.m + MR - 1) / MR;
-  const Grid grid = thread_grid(nt, mpanels_all, (NC + NR - 1) / NR);
   const bool a_rows = a_in_place(g, cfg, KC, MC);
+  const Grid grid = thread_grid(nt, mpanels_all, (NC + NR - 1) / NR, a_rows);
   T* bp = scratch<T>(0, size_t(KC * NC));                                 // shared: the packed kc x nc block of B
   T* ap_all = a_rows ? nullptr : scratch<T>(1, size_t(nt * KC * MC));   // private: one packed block of A per thread
 
-  // Each thread owns a fixed range of C's rows and columns for the whole product, packs its own
-  // blocks of A, and helps pack the shared block of B. The only synchronisation is two barriers
-  // per block of B (packed before use, used before it is overwritten), and they yield the core
-  // while waiting: on a machine where another process may hold a core, every barrier can cost a
-  // scheduler time slice, so their number and their manners matter more than their quiet cost.
+  // Each thread owns a fixed range of C's rows and columns for the whole product and packs its own
+  // blocks of A. Where threads split rows, they share the block of B, each packing a part of it,
+  // with two barriers per block (packed before use, used before it is overwritten) that yield the
+  // core while waiting: on a machine where another process may hold a core, every barrier can
+  // cost a scheduler time slice, so their number and their manners matter more than their quiet
+  // cost. Where they split only columns, each packs the slivers it uses into a region of its own,
+  // laid out at the full KC (a shorter last kc block must not move a thread's slivers into the
+  // region of a neighbour still working on the previous block), and nobody waits; on two Xeon
+  // threads, with A read in place, that ran 1.02-1.03x faster than the shared block (NOTES.md).
   YieldingBarrier barrier(nt);
   auto work = [&](const int t, const int threads, const Grid gr, YieldingBarrier* bar) {
     const int ti = t / gr.tn, tj = t % gr.tn;
@@ -497,12 +503,20 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
       for (int64_t pc = 0; pc < g.k; pc += KC) {
         const int64_t kc = std::min(KC, g.k - pc);
         const bool accumulate = pc > 0;
-        if (!first && bar) bar->wait();
-        first = false;
-        const int64_t bshare = (npanels + threads - 1) / threads;
-        pack_b_slivers(g, b, pc, kc, jc, std::min(npanels, t * bshare), std::min(npanels, (t + 1) * bshare), NR, bp,
-                       cfg.isa >= CpuIsa::Avx2);
-        if (bar) bar->wait();
+        // This thread's slivers: from bt on, the first being sliver sl0 of the block.
+        const bool own = gr.tm == 1;
+        T* const bt = own ? bp + jp0 * NR * KC : bp;
+        const int64_t sl0 = own ? jp0 : 0;
+        if (own) {
+          if (jp0 < jp1) pack_b_slivers(g, b, pc, kc, jc + jp0 * NR, 0, jp1 - jp0, NR, bt, cfg.isa >= CpuIsa::Avx2);
+        } else {
+          if (!first && bar) bar->wait();
+          first = false;
+          const int64_t bshare = (npanels + threads - 1) / threads;
+          pack_b_slivers(g, b, pc, kc, jc, std::min(npanels, t * bshare), std::min(npanels, (t + 1) * bshare), NR, bp,
+                         cfg.isa >= CpuIsa::Avx2);
+          if (bar) bar->wait();
+        }
         if (jp0 >= jp1) continue;
         for (int64_t ic = row0; ic < row1; ic += MC) {
           const int64_t mc = std::min(MC, row1 - ic), mpanels = (mc + MR - 1) / MR;
@@ -512,12 +526,12 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
           // Its successor (after the last, the first again, for the next block of A) comes from L3:
           // the panels after the first fetch it a share each, so that it is in L2 when its turn comes.
           for (int64_t jp = jp0; jp < jp1; ++jp) {
-            const T* next = bp + (jp + 1 < jp1 ? jp + 1 : jp0) * NR * kc;
+            const T* next = bt + ((jp + 1 < jp1 ? jp + 1 : jp0) - sl0) * NR * kc;
             const int64_t share = mpanels > 1 ? (kc + mpanels - 2) / (mpanels - 1) : 0;
             for (int64_t ip = 0; ip < mpanels; ++ip) {
               const int64_t i0 = ic + ip * MR, j0 = jc + jp * NR;
               const int64_t rows = std::min<int64_t>(MR, g.m - i0), cols = std::min<int64_t>(NR, g.n - j0);
-              const T* bs = bp + jp * NR * kc;
+              const T* bs = bt + (jp - sl0) * NR * kc;
               T* cij = c + i0 * g.c_rs + j0;
               const T* pf = nullptr;
               int64_t pf_rows = 0;
