@@ -32,16 +32,18 @@ struct PackedA {
   __attribute__((always_inline)) T operator()(int i) const { return p[i]; }
   __attribute__((always_inline)) void next() { p += AS; }
 };
-// ... and a row-major A read where it lies, rows `rs` elements apart: two base pointers, three
-// rows each, so that every row is one register plus a scaled index (0, rs or 2 rs) away.
-template <class T>
+// ... and the R rows of a row-major A read where they lie, `rs` elements apart: two base pointers,
+// G rows each (three, or four for more than six rows), so that every row is one register plus a
+// small multiple of rs away.
+template <class T, int R>
 struct RowsA {
+  static constexpr int G = R > 6 ? 4 : 3;
   const T* p0;
-  const T* p3;
+  const T* p1;
   int64_t rs;
-  __attribute__((always_inline)) RowsA(const T* a, int64_t a_rs) : p0(a), p3(a + 3 * a_rs), rs(a_rs) {}
-  __attribute__((always_inline)) T operator()(int i) const { return i < 3 ? p0[i * rs] : p3[(i - 3) * rs]; }
-  __attribute__((always_inline)) void next() { ++p0, ++p3; }
+  __attribute__((always_inline)) RowsA(const T* a, int64_t a_rs) : p0(a), p1(R > G ? a + G * a_rs : a), rs(a_rs) {}
+  __attribute__((always_inline)) T operator()(int i) const { return i < G ? p0[i * rs] : p1[(i - G) * rs]; }
+  __attribute__((always_inline)) void next() { ++p0, ++p1; }
 };
 
 // MR rows, NV vectors of W lanes per row: NR = NV * W columns. Row p of the B sliver is at
@@ -55,8 +57,16 @@ struct RowsA {
 // products ran 8-13% faster so on a Xeon (NOTES.md, 2026-12-05, second session). With `copy`, each
 // row of B is also stored at copy + p * NR as it is loaded: the first row panel packs the sliver
 // it reads in place for the panels after it.
-// The A elements come from `ap`, a PackedA or a RowsA (above).
-template <class T, int W, int MR, int NV, class A>
+// How far ahead a stripe (below) fetches its rows of B: two rows, as MKL's no-copy kernel does.
+// Every row panel reads the stripe from L2, so the distance only has to cover L2's latency; at
+// 2304 columns one to eight rows ran within 2% of one another, and the fewer lines in flight, the
+// fewer the stripe's rows evict from the few L1 sets they share (NOTES.md, 2026-12-05, third
+// session). A stripe does not prefetch its tile of C either, for the same sets' sake.
+constexpr int kStripeAhead = 2;
+
+// The A elements come from `ap`, a PackedA or a RowsA (above). A B read where it lies is fetched
+// Ahead rows ahead of the step that reads it.
+template <class T, int W, int MR, int NV, class A, int Ahead = 8>
 __attribute__((always_inline)) inline void kernel_body_from(int64_t kc, A ap, const T* __restrict bp, int64_t b_rs,
                                                             T* __restrict c, int64_t c_rs, bool accumulate,
                                                             const T* pf, int64_t pf_rs, int64_t pf_rows,
@@ -66,12 +76,14 @@ __attribute__((always_inline)) inline void kernel_body_from(int64_t kc, A ap, co
   V acc[MR][NV];
   for (int i = 0; i < MR; ++i) {
     for (int j = 0; j < NV; ++j) acc[i][j] = V{};
-    // C is read (or written) only after the k loop: start fetching its lines now.
-    for (int j = 0; j < NR * int(sizeof(T)); j += 64) __builtin_prefetch(reinterpret_cast<const char*>(c + i * c_rs) + j, 1);
+    // C is read (or written) only after the k loop: start fetching its lines now (not in a stripe,
+    // see kStripeAhead).
+    if constexpr (Ahead != kStripeAhead)
+      for (int j = 0; j < NR * int(sizeof(T)); j += 64) __builtin_prefetch(reinterpret_cast<const char*>(c + i * c_rs) + j, 1);
   }
   // B read where it lies (b_rs != NR): its rows lie a stride apart, often more than the 2 KiB the
   // L1 stride prefetcher follows, so each step also asks for the row kAheadRows below it.
-  constexpr int64_t kAheadRows = 8;
+  constexpr int64_t kAheadRows = Ahead;
   const int64_t ahead_end = b_rs != NR ? kc - kAheadRows : 0;
   // The k loops, once with the copy and once without (the choice made per call, not per step).
   auto loops = [&](auto with_copy) __attribute__((always_inline)) {
@@ -99,12 +111,16 @@ __attribute__((always_inline)) inline void kernel_body_from(int64_t kc, A ap, co
     // of a row's lines at once (four for AVX-512's NR) cost the row panels after the first 8% of
     // their speed in a few-rows product (NOTES.md, 2026-12-04); otherwise a row per step.
     constexpr int64_t kLines = NR * int64_t(sizeof(T)) >= 64 ? NR * int64_t(sizeof(T)) / 64 : 1;
+    // (Rows outside, lines inside: a line index p % kLines cost a division per step where kLines
+    // is 3, and the registers it took spilled the kernel's pointers.)
     if (pf && pf_rows * kLines <= kc) {
-      for (const int64_t pe = pf_rows * kLines; p < pe; ++p) {
-        __builtin_prefetch(reinterpret_cast<const char*>(pf + (p / kLines) * pf_rs) + (p % kLines) * 64, 0, 1);
-        if (p < ahead_end) fetch_ahead();
-        step();
-      }
+      const char* row = reinterpret_cast<const char*>(pf);
+      for (int64_t r = 0; r < pf_rows; ++r, row += pf_rs * int64_t(sizeof(T)))
+        for (int l = 0; l < kLines; ++l, ++p) {
+          __builtin_prefetch(row + l * 64, 0, 1);
+          if (p < ahead_end) fetch_ahead();
+          step();
+        }
     }
     for (const int64_t pe = pf && p == 0 ? std::min(kc, pf_rows) : 0; p < pe; ++p) {
       for (int j = 0; j < NR * int(sizeof(T)); j += 64) __builtin_prefetch(reinterpret_cast<const char*>(pf) + j, 0, 1);
@@ -144,8 +160,54 @@ template <class T, int W, int MR, int NV>
 __attribute__((always_inline)) inline void kernel_body_rows_a(int64_t kc, const T* a, int64_t a_rs,
                                                               const T* __restrict bp, T* __restrict c, int64_t c_rs,
                                                               bool accumulate, const T* pf, int64_t pf_rows) {
-  kernel_body_from<T, W, MR, NV>(kc, RowsA<T>(a, a_rs), bp, NV * W, c, c_rs, accumulate, pf, NV * W, pf_rows,
+  kernel_body_from<T, W, MR, NV>(kc, RowsA<T, MR>(a, a_rs), bp, NV * W, c, c_rs, accumulate, pf, NV * W, pf_rows,
                                  nullptr);
+}
+
+
+// The last r < MR rows of a stripe (below), with the kernel of exactly that height.
+template <class T, int W, int R, int NV>
+__attribute__((always_inline)) inline void stripe_rest(int r, int64_t kc, const T* a, int64_t a_rs, const T* b,
+                                                       int64_t b_rs, T* c, int64_t c_rs, bool accumulate,
+                                                       const T* pf, int64_t pf_rows) {
+  if constexpr (R > 0) {
+    if (r == R)
+      kernel_body_from<T, W, R, NV, RowsA<T, R>, kStripeAhead>(kc, RowsA<T, R>(a, a_rs), b, b_rs, c, c_rs, accumulate,
+                                                             pf, b_rs, pf_rows, nullptr);
+    else
+      stripe_rest<T, W, R - 1, NV>(r, kc, a, a_rs, b, b_rs, c, c_rs, accumulate, pf, pf_rows);
+  }
+}
+
+// A stripe of C: all `rows` rows (A read where it lies, a_rs apart) times NR columns of B, read
+// where they lie (b_rs apart), row panels of MR and a last one of the rest, in one call so that
+// one panel's end overlaps the next one's start. Nothing is copied: each panel reads the stripe's
+// rows of B from L2 (the first from farther), eight rows ahead of itself, and the panels after the
+// first fetch the next stripe's rows (`next`, the same rows NR columns on; nullptr: none) into L2,
+// a share each. With few rows a copy of B would be read by too few panels to repay its making
+// (NOTES.md, 2026-12-05, third session).
+template <class T, int W, int MR, int NV>
+__attribute__((always_inline)) inline void kernel_body_stripe(int64_t kc, const T* a, int64_t a_rs, int64_t rows,
+                                                              const T* b, int64_t b_rs, T* c, int64_t c_rs,
+                                                              bool accumulate, const T* next) {
+  const int64_t panels = (rows + MR - 1) / MR;
+  const int64_t share = panels > 1 ? (kc + panels - 2) / (panels - 1) : 0;
+  for (int64_t ip = 0; ip < panels; ++ip) {
+    const T* pf = nullptr;
+    int64_t pf_rows = 0;
+    if (next && ip > 0 && (ip - 1) * share < kc) {
+      const int64_t r0 = (ip - 1) * share;
+      pf = next + r0 * b_rs, pf_rows = std::min(share, kc - r0);
+    }
+    const T* ai = a + ip * MR * a_rs;
+    T* ci = c + ip * MR * c_rs;
+    const int r = int(std::min<int64_t>(MR, rows - ip * MR));
+    if (r == MR)
+      kernel_body_from<T, W, MR, NV, RowsA<T, MR>, kStripeAhead>(kc, RowsA<T, MR>(ai, a_rs), b, b_rs, ci, c_rs, accumulate, pf, b_rs, pf_rows,
+                                     nullptr);
+    else
+      stripe_rest<T, W, MR - 1, NV>(r, kc, ai, a_rs, b, b_rs, ci, c_rs, accumulate, pf, pf_rows);
+  }
 }
 
 // The packed sliver (rows NR apart, a constant the compiler folds into the addressing).

@@ -37,6 +37,16 @@ __attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f32_ra(int64_t 
                                                                         const float* pf, int64_t pf_rows) {
   micro::kernel_body_rows_a<float, 16, R, 4>(kc, a, a_rs, b, c, rs, acc, pf, pf_rows);
 }
+// A stripe of 16 NV columns in panels of 8 rows: with NV = 3, 24 accumulators, 3 vectors of B and
+// a broadcast per step, a row of the stripe three cache lines (packed.cpp, stripes()); NV = 1 and
+// 2 for the last, narrower stripe of a product.
+template <int NV>
+__attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f32_stripe(int64_t kc, const float* a, int64_t a_rs,
+                                                                            int64_t rows, const float* b, int64_t b_rs,
+                                                                            float* c, int64_t rs, bool acc,
+                                                                            const float* next) {
+  micro::kernel_body_stripe<float, 16, 8, NV>(kc, a, a_rs, rows, b, b_rs, c, rs, acc, next);
+}
 __attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f64(int64_t kc, const double* a, const double* b,
                                                                     double* c, int64_t rs, bool acc) {
   micro::kernel_body<double, 8, 6, 4>(kc, a, b, c, rs, acc);
@@ -134,7 +144,12 @@ PackedConfig<float> packed_config_f32(CpuIsa isa) {
             {nullptr, avx512_f32_sb_rows<1>, avx512_f32_sb_rows<2>, avx512_f32_sb_rows<3>, avx512_f32_sb_rows<4>,
              avx512_f32_sb_rows<5>},
             avx512_f32_ra<6>,
-            {nullptr, avx512_f32_ra<1>, avx512_f32_ra<2>, avx512_f32_ra<3>, avx512_f32_ra<4>, avx512_f32_ra<5>}};
+            {nullptr, avx512_f32_ra<1>, avx512_f32_ra<2>, avx512_f32_ra<3>, avx512_f32_ra<4>, avx512_f32_ra<5>},
+            avx512_f32_stripe<3>,
+            8,
+            48,
+            16,
+            {nullptr, avx512_f32_stripe<1>, avx512_f32_stripe<2>}};
   if (isa == CpuIsa::Avx2)
     return {isa, 6, 16, 256, 288, 4096, avx2_f32, avx2_f32_sb,
             {nullptr, avx2_f32_sb_rows<1>, avx2_f32_sb_rows<2>, avx2_f32_sb_rows<3>, avx2_f32_sb_rows<4>,

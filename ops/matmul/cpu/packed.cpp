@@ -450,6 +450,86 @@ bool rows_fit_l2(int64_t row_bytes, int64_t rows, int64_t block_row_bytes) {
   return double(rows) * double(block_row_bytes) <= double(cache) * double(covered) / double(period);
 }
 
+// Products with at most this many rows and A and B both row-major take the stripes (below) where
+// the config has them: on the Xeon, 32-96 rows gained 1.07-1.21x over the copying path, 128 rows
+// none (NOTES.md, 2026-12-05, third session).
+constexpr int64_t kStripeRows = 96;
+// The most rows of B a stripe spans (kc), in balanced blocks: MKL's choice for k = 768 and 3072
+// (its kernel is called with k = 384); 256 and 768 ran within a few percent of it here.
+constexpr int64_t kStripeKc = 384;
+
+// Not where B's rows lie a multiple of 4 KiB apart (n = 1024, 3072): then every row of a stripe
+// falls on the same three sets of L1, and 64 x 768 x 3072 ran at 76-93% of MKL in stripes from one
+// run to the next (its rows of C sharing those sets too), where the copying path, which shortens kc
+// for such strides, holds 88-98%.
+template <class T>
+bool takes_stripes(const GemmArgs& g, const PackedConfig<T>& cfg) {
+  return cfg.stripe && g.m <= kStripeRows && g.a_cs == 1 && g.b_cs == 1 &&
+         std::gcd<int64_t>(g.b_rs * int64_t(sizeof(T)), 4096) < 4096 &&
+         double(g.k) * double(g.n) * double(sizeof(T)) <= double(streamed_b_bytes());
+}
+
+// C = A B for few rows, in stripes of B's columns, nothing copied (kernel_body_stripe in
+// microkernel.h): each stripe of kc rows of B is read where it lies by every row panel of A, also
+// read where it lies. This is how MKL's sgemm runs GPT-2's 64-row products (its no-copy kernel, as
+// a profile of torch.mm shows); it beat the copying path of packed_unpacked_b by 7-13% on them.
+// The last stripe, if narrower, takes a kernel of fewer vectors (and where its columns do not fill
+// them, a zero-padded copy of them and a buffer of C).
+// Threads split the stripes, or the rows where C has at most twice as many columns as rows.
+template <class T>
+void stripes(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
+  const T* a = static_cast<const T*>(g.a);
+  const T* b = static_cast<const T*>(g.b);
+  T* c = static_cast<T*>(g.c);
+  const int MR = cfg.stripe_mr, NR = cfg.stripe_nr;
+  // Every row panel reads the stripe from L2, so its kc rows must fit the sets they fall on there:
+  // at n = 3072 (rows 12 KiB apart) 384 rows just do, at 2048 half as many (rows_fit_l2).
+  int64_t most = kStripeKc;
+  while (most > 48 && !rows_fit_l2(g.b_rs * int64_t(sizeof(T)), most, NR * int64_t(sizeof(T)))) most /= 2;
+  const int64_t blocks = (g.k + most - 1) / most, KC = (g.k + blocks - 1) / blocks;
+  const int64_t nstripes = (g.n + NR - 1) / NR, panels = (g.m + MR - 1) / MR;
+  auto work = [&](int64_t s0, int64_t s1, int64_t r0, int64_t r1) {
+    for (int64_t pc = 0; pc < g.k; pc += KC) {
+      const int64_t kc = std::min(KC, g.k - pc);
+      const T* ak = a + r0 * g.a_rs + pc;
+      for (int64_t s = s0; s < s1; ++s) {
+        const int64_t j0 = s * NR, cols = std::min<int64_t>(NR, g.n - j0);
+        const T* bk = b + pc * g.b_rs + j0;
+        if (cols == NR) {
+          const T* next = s + 1 < s1 && j0 + 2 * NR <= g.n ? bk + NR : nullptr;
+          cfg.stripe(kc, ak, g.a_rs, r1 - r0, bk, g.b_rs, c + r0 * g.c_rs + j0, g.c_rs, pc > 0, next);
+          continue;
+        }
+        // The last stripe, narrower: as many vectors as its columns need, read in place where they
+        // fill them, else from a zero-padded copy, into a buffer of C.
+        const int lanes = cfg.stripe_lanes, nv = int((cols + lanes - 1) / lanes), w = nv * lanes;
+        const MicroKernelStripe<T> narrow = nv < NR / lanes && cfg.stripe_narrow[nv] ? cfg.stripe_narrow[nv] : cfg.stripe;
+        const int64_t wb = narrow == cfg.stripe ? NR : w;
+        if (cols == wb) {
+          narrow(kc, ak, g.a_rs, r1 - r0, bk, g.b_rs, c + r0 * g.c_rs + j0, g.c_rs, pc > 0, nullptr);
+          continue;
+        }
+        T* bb = scratch<T>(1, size_t(kc * wb + (r1 - r0) * wb));
+        T* cb = bb + kc * wb;
+        for (int64_t p = 0; p < kc; ++p) {
+          for (int64_t j = 0; j < cols; ++j) bb[p * wb + j] = bk[p * g.b_rs + j];
+          for (int64_t j = cols; j < wb; ++j) bb[p * wb + j] = T(0);
+        }
+        narrow(kc, ak, g.a_rs, r1 - r0, bb, wb, cb, wb, false, nullptr);
+        for (int64_t i = r0; i < r1; ++i)
+          for (int64_t j = 0; j < cols; ++j) {
+            T& dst = c[i * g.c_rs + j0 + j];
+            dst = pc > 0 ? dst + cb[(i - r0) * wb + j] : cb[(i - r0) * wb + j];
+          }
+      }
+    }
+  };
+  if (nt == 1) return work(0, nstripes, 0, g.m);
+  if (2 * g.m >= g.n && panels >= 2 * int64_t(nt))
+    return parallel_for(panels, 1, [&](int64_t lo, int64_t hi) { work(0, nstripes, lo * MR, std::min(g.m, hi * MR)); });
+  parallel_for(nstripes, 1, [&](int64_t lo, int64_t hi) { work(lo, hi, 0, g.m); });
+}
+
 // The general path reads a row-major A where it lies instead of packing it, where the config has
 // a kernel for that and the rows keep its mc x kc block in L2 (rows_fit_l2). Packing A is there
 // to keep that block in L2 while every sliver of B passes it; rows of A that stay there serve as
@@ -473,7 +553,7 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
   const int64_t NC = std::min(cfg.nc, round_up(g.n, NR));
 
   const int nt = threads_for(g);
-  if (few_rows(g, cfg)) return packed_unpacked_b(g, cfg, nt);
+  if (few_rows(g, cfg)) return takes_stripes(g, cfg) ? stripes(g, cfg, nt) : packed_unpacked_b(g, cfg, nt);
   const int64_t mpanels_all = (g.m + MR - 1) / MR;
   const bool a_rows = a_in_place(g, cfg, KC, MC);
   const Grid grid = thread_grid(nt, mpanels_all, (NC + NR - 1) / NR, a_rows);

@@ -25,6 +25,12 @@ template <class T>
 using MicroKernelRowsA = void (*)(int64_t kc, const T* a, int64_t a_rs, const T* bp, T* c, int64_t c_rs,
                                   bool accumulate, const T* pf, int64_t pf_rows);
 
+// All the rows of a product with few rows against one stripe of B, both read where they lie
+// (microkernel.h, kernel_body_stripe); `next` is the next stripe, prefetched on the way.
+template <class T>
+using MicroKernelStripe = void (*)(int64_t kc, const T* a, int64_t a_rs, int64_t rows, const T* b, int64_t b_rs,
+                                   T* c, int64_t c_rs, bool accumulate, const T* next);
+
 template <class T>
 struct PackedConfig {
   CpuIsa isa;
@@ -38,6 +44,11 @@ struct PackedConfig {
   // With A read in place (nullptr: this config always packs A), and for its first r < MR rows.
   MicroKernelRowsA<T> kernel_rows_a = nullptr;
   MicroKernelRowsA<T> first_rows_rows_a[8] = {};
+  // Stripes of stripe_nr columns in panels of stripe_mr rows (nullptr: the config has none), and
+  // narrower ones for the last stripe of a product: stripe_narrow[v], v vectors of stripe_lanes.
+  MicroKernelStripe<T> stripe = nullptr;
+  int stripe_mr = 0, stripe_nr = 0, stripe_lanes = 0;
+  MicroKernelStripe<T> stripe_narrow[4] = {};
 };
 
 PackedConfig<float> packed_config_f32(CpuIsa isa);
