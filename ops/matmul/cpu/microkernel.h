@@ -111,16 +111,22 @@ __attribute__((always_inline)) inline void kernel_body_from(int64_t kc, A ap, co
     // of a row's lines at once (four for AVX-512's NR) cost the row panels after the first 8% of
     // their speed in a few-rows product (NOTES.md, 2026-12-04); otherwise a row per step.
     constexpr int64_t kLines = NR * int64_t(sizeof(T)) >= 64 ? NR * int64_t(sizeof(T)) / 64 : 1;
-    // (Rows outside, lines inside: a line index p % kLines cost a division per step where kLines
-    // is 3, and the registers it took spilled the kernel's pointers.)
     if (pf && pf_rows * kLines <= kc) {
-      const char* row = reinterpret_cast<const char*>(pf);
-      for (int64_t r = 0; r < pf_rows; ++r, row += pf_rs * int64_t(sizeof(T)))
-        for (int l = 0; l < kLines; ++l, ++p) {
-          __builtin_prefetch(row + l * 64, 0, 1);
+      if constexpr ((kLines & (kLines - 1)) == 0) {
+        for (const int64_t pe = pf_rows * kLines; p < pe; ++p) {
+          __builtin_prefetch(reinterpret_cast<const char*>(pf + (p / kLines) * pf_rs) + (p % kLines) * 64, 0, 1);
           if (p < ahead_end) fetch_ahead();
           step();
         }
+      } else {  // three lines a row (a 48-column stripe): rows outside, lines inside, no division
+        const char* row = reinterpret_cast<const char*>(pf);
+        for (int64_t r = 0; r < pf_rows; ++r, row += pf_rs * int64_t(sizeof(T)))
+          for (int l = 0; l < kLines; ++l, ++p) {
+            __builtin_prefetch(row + l * 64, 0, 1);
+            if (p < ahead_end) fetch_ahead();
+            step();
+          }
+      }
     }
     for (const int64_t pe = pf && p == 0 ? std::min(kc, pf_rows) : 0; p < pe; ++p) {
       for (int j = 0; j < NR * int(sizeof(T)); j += 64) __builtin_prefetch(reinterpret_cast<const char*>(pf) + j, 0, 1);
