@@ -118,14 +118,16 @@ __attribute__((always_inline)) inline void kernel_body_from(int64_t kc, A ap, co
           if (p < ahead_end) fetch_ahead();
           step();
         }
-      } else {  // three lines a row (a 48-column stripe): rows outside, lines inside, no division
-        const char* row = reinterpret_cast<const char*>(pf);
-        for (int64_t r = 0; r < pf_rows; ++r, row += pf_rs * int64_t(sizeof(T)))
-          for (int l = 0; l < kLines; ++l, ++p) {
-            __builtin_prefetch(row + l * 64, 0, 1);
-            if (p < ahead_end) fetch_ahead();
-            step();
-          }
+      } else {  // three lines a row (a 48-column stripe): a line counter, not a division
+        const char* line = reinterpret_cast<const char*>(pf);
+        int l = 0;
+        for (const int64_t pe = pf_rows * kLines; p < pe; ++p) {
+          __builtin_prefetch(line, 0, 1);
+          line += 64;
+          if (++l == kLines) l = 0, line += pf_rs * int64_t(sizeof(T)) - kLines * 64;
+          if (p < ahead_end) fetch_ahead();
+          step();
+        }
       }
     }
     for (const int64_t pe = pf && p == 0 ? std::min(kc, pf_rows) : 0; p < pe; ++p) {

@@ -458,14 +458,9 @@ constexpr int64_t kStripeRows = 96;
 // (its kernel is called with k = 384); 256 and 768 ran within a few percent of it here.
 constexpr int64_t kStripeKc = 384;
 
-// Not where B's rows lie a multiple of 4 KiB apart (n = 1024, 3072): then every row of a stripe
-// falls on the same three sets of L1, and 64 x 768 x 3072 ran at 76-93% of MKL in stripes from one
-// run to the next (its rows of C sharing those sets too), where the copying path, which shortens kc
-// for such strides, holds 88-98%.
 template <class T>
 bool takes_stripes(const GemmArgs& g, const PackedConfig<T>& cfg) {
   return cfg.stripe && g.m <= kStripeRows && g.a_cs == 1 && g.b_cs == 1 &&
-         std::gcd<int64_t>(g.b_rs * int64_t(sizeof(T)), 4096) < 4096 &&
          double(g.k) * double(g.n) * double(sizeof(T)) <= double(streamed_b_bytes());
 }
 
