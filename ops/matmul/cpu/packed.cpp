@@ -536,6 +536,18 @@ template <class T>
 bool a_in_place(const GemmArgs& g, const PackedConfig<T>& cfg, int64_t kc, int64_t mc) {
   return cfg.kernel_rows_a && g.a_cs == 1 && rows_fit_l2(g.a_rs * int64_t(sizeof(T)), mc, kc * int64_t(sizeof(T)));
 }
+// The rows of A's block in the general path: mc, or where A is row-major and its rows would not
+// keep mc of them in L2, the most rows (down to a quarter of mc) that they do keep, so that A is
+// still read in place. At n = 2048 (rows 8 KiB apart) 192 rows instead of 384 ran 1.02x on one
+// thread and 1.00-1.03x on two, 1024 x 4096 x 1024 (96 rows) 1.05-1.06x; a block of 48 rows
+// (32 KiB apart) lost 7% on two threads, so a quarter is the floor (NOTES.md).
+template <class T>
+int64_t a_block_rows(const GemmArgs& g, const PackedConfig<T>& cfg, int64_t kc, int64_t mc) {
+  if (!cfg.kernel_rows_a || g.a_cs != 1 || a_in_place(g, cfg, kc, mc)) return mc;
+  for (int64_t rows = (mc / 2) / cfg.mr * cfg.mr; rows >= mc / 4; rows = (rows / 2) / cfg.mr * cfg.mr)
+    if (a_in_place(g, cfg, kc, rows)) return rows;
+  return mc;
+}
 
 template <class T>
 void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
@@ -544,7 +556,7 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
   T* c = static_cast<T*>(g.c);
   const int MR = cfg.mr, NR = cfg.nr;
   const int64_t KC = std::min(cfg.kc, g.k);
-  const int64_t MC = std::min(block_rows_for_l2(cfg), round_up(g.m, MR));
+  const int64_t MC = a_block_rows(g, cfg, KC, std::min(block_rows_for_l2(cfg), round_up(g.m, MR)));
   const int64_t NC = std::min(cfg.nc, round_up(g.n, NR));
 
   const int nt = threads_for(g);
@@ -686,7 +698,8 @@ void gemm_packed(const GemmArgs& g) { gemm_packed(g, best_cpu_isa()); }
 bool reads_a_in_place(const GemmArgs& g, CpuIsa isa) {
   if (g.m < kSkinnyRows || g.n == 0 || g.k == 0) return false;
   auto decide = [&](const auto& cfg) {
-    const int64_t kc = std::min(cfg.kc, g.k), mc = std::min(block_rows_for_l2(cfg), round_up(g.m, cfg.mr));
+    const int64_t kc = std::min(cfg.kc, g.k);
+    const int64_t mc = a_block_rows(g, cfg, kc, std::min(block_rows_for_l2(cfg), round_up(g.m, cfg.mr)));
     return !few_rows(g, cfg) && a_in_place(g, cfg, kc, mc);
   };
   return g.dtype == DType::Float32 ? decide(packed_config_f32(isa)) : decide(packed_config_f64(isa));

@@ -232,7 +232,8 @@ TEST(MatmulVariantsStreamedB, ThresholdDefaultsFromTheCacheAndRejectsNegatives) 
 // it lies (float32 on AVX2 and AVX-512; the others pack it): last row panels of 1 to 5 rows (each
 // shorter kernel), a last sliver narrower than NR (through the edge buffer), k over several kc
 // blocks, more rows than one block of A (mc = 192-768), and rows wider than k (a slice of a wider
-// matrix); a row stride of 32 KiB, which the rule sends back to the packed copy.
+// matrix); a row stride of 8 KiB, read in place in blocks of fewer rows, and one of 32 KiB, which
+// the rule sends back to the packed copy.
 TEST_P(MatmulVariants, PackedReadsRowMajorAInPlace) {
   DType dt = GetParam();
   struct Case {
@@ -240,7 +241,7 @@ TEST_P(MatmulVariants, PackedReadsRowMajorAInPlace) {
   };
   const std::vector<Case> cases = {{400, 600, 200, 600}, {301, 1100, 130, 1103}, {800, 70, 64, 70},
                                    {299, 40, 300, 45},   {303, 520, 64, 520},   {305, 33, 65, 40},
-                                   {389, 40, 70, 8192}};
+                                   {389, 40, 70, 8192}, {400, 600, 200, 2048}};
   for (const Case& cs : cases) {
     Tensor a = random({cs.m, cs.row_stride}, 17).to(dt).slice(1, 0, cs.k);
     Tensor b = random({cs.k, cs.n}, 18).to(dt);
@@ -251,7 +252,8 @@ TEST_P(MatmulVariants, PackedReadsRowMajorAInPlace) {
 
 // Which products read A in place: never float64, a transposed A, few rows, or rows 32 KiB apart
 // (with kc = 512 floats they would use 1/16 of the L2's sets); float32 rows 2400 bytes apart do
-// wherever the L2 holds a block of A (1 MiB or more: every x86 server core of the last years).
+// wherever the L2 holds a block of A (1 MiB or more: every x86 server core of the last years), and
+// rows 8 KiB apart too, in blocks of fewer rows.
 TEST(MatmulVariantsRowsOfA, TheRuleFollowsTheRowStrideAndTheL2) {
   auto args = [](int64_t m, int64_t k, int64_t n, int64_t a_rs, int64_t a_cs, DType dt) {
     return GemmArgs{m, n, k, nullptr, a_rs, a_cs, nullptr, n, 1, nullptr, n, dt};
@@ -263,8 +265,10 @@ TEST(MatmulVariantsRowsOfA, TheRuleFollowsTheRowStrideAndTheL2) {
     EXPECT_FALSE(cpu::reads_a_in_place(args(64, 600, 200, 600, 1, DType::Float32), i)) << name(i);
     EXPECT_FALSE(cpu::reads_a_in_place(args(1000, 600, 200, 8192, 1, DType::Float32), i)) << name(i);
     if (i == cpu::CpuIsa::Portable) EXPECT_FALSE(cpu::reads_a_in_place(args(400, 600, 200, 600, 1, DType::Float32), i));
-    else if (sysconf(_SC_LEVEL2_CACHE_SIZE) >= (1 << 20))
+    else if (sysconf(_SC_LEVEL2_CACHE_SIZE) >= (1 << 20)) {
       EXPECT_TRUE(cpu::reads_a_in_place(args(400, 600, 200, 600, 1, DType::Float32), i)) << name(i);
+      EXPECT_TRUE(cpu::reads_a_in_place(args(1000, 600, 200, 2048, 1, DType::Float32), i)) << name(i);
+    }
   }
 }
 
