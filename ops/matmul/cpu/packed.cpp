@@ -539,7 +539,7 @@ bool a_in_place(const GemmArgs& g, const PackedConfig<T>& cfg, int64_t kc, int64
 // The rows of A's block in the general path: mc, or where A is row-major and its rows would not
 // keep mc of them in L2, the most rows (down to a quarter of mc) that they do keep, so that A is
 // still read in place. At n = 2048 (rows 8 KiB apart) 192 rows instead of 384 ran 1.02x on one
-// thread and 1.00-1.03x on two, 1024 x 4096 x 1024 (96 rows) 1.05-1.06x; a block of 48 rows
+// thread and 1.00-1.04x on two, 1024 x 4096 x 1024 (96 rows) 1.05-1.06x; a block of 48 rows
 // (32 KiB apart) lost 7% on two threads, so a quarter is the floor (NOTES.md).
 template <class T>
 int64_t a_block_rows(const GemmArgs& g, const PackedConfig<T>& cfg, int64_t kc, int64_t mc) {
