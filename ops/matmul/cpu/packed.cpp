@@ -458,9 +458,13 @@ constexpr int64_t kStripeRows = 96;
 // (its kernel is called with k = 384); 256 and 768 ran within a few percent of it here.
 constexpr int64_t kStripeKc = 384;
 
+// Only where every row of B starts on a cache line: otherwise each vector of a stripe straddles two
+// lines, and at 2300 or 2301 columns the stripes ran 0.86-0.87x of the copying path, which reads
+// such rows once and hands the other panels aligned copies (NOTES.md).
 template <class T>
 bool takes_stripes(const GemmArgs& g, const PackedConfig<T>& cfg) {
   return cfg.stripe && g.m <= kStripeRows && g.a_cs == 1 && g.b_cs == 1 &&
+         reinterpret_cast<uintptr_t>(g.b) % 64 == 0 && (g.b_rs * int64_t(sizeof(T))) % 64 == 0 &&
          double(g.k) * double(g.n) * double(sizeof(T)) <= double(streamed_b_bytes());
 }
 

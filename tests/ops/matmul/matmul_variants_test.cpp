@@ -179,6 +179,9 @@ void expect_packed_matches_on_every_isa(const Tensor& a, const Tensor& b, DType 
 // (accumulating into C), a last sliver narrower than NR, row strides wider than the row, row
 // strides of 4 KiB multiples (which shorten kc), 250 rows (more than AVX-512's mc, within
 // kUnpackedRows), and last panels of 1 to 5 rows (each first-rows kernel), on one thread and on all.
+// Up to 96 rows, B's rows on cache lines (row strides of 64, 112, 128, 144, 1024 and 3072 floats)
+// take the stripes on AVX-512: last stripes of 4 to 34 columns (copied, or read in place at 16 and
+// 32), last row panels of 1 and 5 rows; the other strides keep the copying path.
 TEST_P(MatmulVariants, PackedReadsRowMajorBInPlace) {
   DType dt = GetParam();
   struct Case {
@@ -187,7 +190,7 @@ TEST_P(MatmulVariants, PackedReadsRowMajorBInPlace) {
   const std::vector<Case> cases = {{4, 9, 5, 5},         {64, 768, 130, 130}, {40, 1100, 200, 1024},
                                    {190, 600, 70, 70},   {37, 1030, 70, 3072}, {96, 520, 300, 303},
                                    {250, 300, 140, 140}, {5, 70, 128, 128},  {8, 300, 130, 131},
-                                   {9, 520, 64, 64}};
+                                   {9, 520, 64, 64},     {64, 768, 130, 144}, {21, 400, 100, 112}};
   for (const Case& cs : cases) {
     Tensor a = random({cs.m, cs.k}, 11).to(dt);
     Tensor b = random({cs.k, cs.row_stride}, 12).to(dt).slice(1, 0, cs.n);
