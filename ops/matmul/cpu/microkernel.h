@@ -105,6 +105,10 @@ __attribute__((always_inline)) inline void kernel_body_from(int64_t kc, A ap, co
     auto fetch_ahead = [&]() __attribute__((always_inline)) {
       for (int j = 0; j < NR * int(sizeof(T)); j += 64)
         __builtin_prefetch(reinterpret_cast<const char*>(bp + kAheadRows * b_rs) + j, 0, 3);
+      // A stripe's row need not start on a cache line (GPT-2's 50257 columns): then its NR elements
+      // touch one line more, the one holding its last byte (stripes without it ran 0.87x).
+      if constexpr (Ahead == kStripeAhead)
+        __builtin_prefetch(reinterpret_cast<const char*>(bp + kAheadRows * b_rs + NR) - 1, 0, 3);
     };
     int64_t p = 0;
     // The caller's rows one 64-byte line per step, where the call has enough steps for that: all
@@ -123,6 +127,7 @@ __attribute__((always_inline)) inline void kernel_body_from(int64_t kc, A ap, co
         int l = 0;
         for (const int64_t pe = pf_rows * kLines; p < pe; ++p) {
           __builtin_prefetch(line, 0, 1);
+          if (l == kLines - 1) __builtin_prefetch(line + 63, 0, 1);  // the row's last byte (above)
           line += 64;
           if (++l == kLines) l = 0, line += pf_rs * int64_t(sizeof(T)) - kLines * 64;
           if (p < ahead_end) fetch_ahead();

@@ -451,30 +451,27 @@ bool rows_fit_l2(int64_t row_bytes, int64_t rows, int64_t block_row_bytes) {
 }
 
 // Products with at most this many rows and A and B both row-major take the stripes (below) where
-// the config has them: on the Xeon, 32-96 rows gained 1.07-1.21x over the copying path, 128 rows
-// none (NOTES.md, 2026-12-05, third session).
+// the config has them: on the Xeon, 32-96 rows gained 1.02-1.22x over the copying path; at 128
+// rows GPT-2's four products summed to about level (NOTES.md, 2026-12-05, third session).
 constexpr int64_t kStripeRows = 96;
 // The most rows of B a stripe spans (kc), in balanced blocks: MKL's choice for k = 768 and 3072
 // (its kernel is called with k = 384); 256 and 768 ran within a few percent of it here.
 constexpr int64_t kStripeKc = 384;
 
-// Only where every row of B starts on a cache line: otherwise each vector of a stripe straddles two
-// lines, and at 2300 or 2301 columns the stripes ran 0.86-0.87x of the copying path, which reads
-// such rows once and hands the other panels aligned copies (NOTES.md).
 template <class T>
 bool takes_stripes(const GemmArgs& g, const PackedConfig<T>& cfg) {
-  return cfg.stripe && g.m <= kStripeRows && g.a_cs == 1 && g.b_cs == 1 &&
-         reinterpret_cast<uintptr_t>(g.b) % 64 == 0 && (g.b_rs * int64_t(sizeof(T))) % 64 == 0 &&
-         double(g.k) * double(g.n) * double(sizeof(T)) <= double(streamed_b_bytes());
+  return cfg.stripe && g.m <= kStripeRows && g.a_cs == 1 && g.b_cs == 1;
 }
 
 // C = A B for few rows, in stripes of B's columns, nothing copied (kernel_body_stripe in
 // microkernel.h): each stripe of kc rows of B is read where it lies by every row panel of A, also
 // read where it lies. This is how MKL's sgemm runs GPT-2's 64-row products (its no-copy kernel, as
-// a profile of torch.mm shows); it beat the copying path of packed_unpacked_b by 7-13% on them.
-// The last stripe, if narrower, takes a kernel of fewer vectors (and where its columns do not fill
-// them, a zero-padded copy of them and a buffer of C).
-// Threads split the stripes, or the rows where C has at most twice as many columns as rows.
+// a profile of torch.mm shows); it beat the copying path of packed_unpacked_b by 4-11% on them,
+// the grouped pack of a B from memory (the row-major LM head) by 6%, and the copying path by
+// 8-10% where B's rows do not start on cache lines (2300 columns; NOTES.md, 2026-12-05, third
+// session). The last stripe, if narrower, takes a kernel of fewer vectors (and where its columns
+// do not fill them, a zero-padded copy of them and a buffer of C). Threads split the stripes, or
+// the rows where C has at most twice as many columns as rows.
 template <class T>
 void stripes(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
   const T* a = static_cast<const T*>(g.a);

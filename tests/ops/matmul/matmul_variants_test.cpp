@@ -179,9 +179,8 @@ void expect_packed_matches_on_every_isa(const Tensor& a, const Tensor& b, DType 
 // (accumulating into C), a last sliver narrower than NR, row strides wider than the row, row
 // strides of 4 KiB multiples (which shorten kc), 250 rows (more than AVX-512's mc, within
 // kUnpackedRows), and last panels of 1 to 5 rows (each first-rows kernel), on one thread and on all.
-// Up to 96 rows, B's rows on cache lines (row strides of 64, 112, 128, 144, 1024 and 3072 floats)
-// take the stripes on AVX-512: last stripes of 4 to 34 columns (copied, or read in place at 16 and
-// 32), last row panels of 1 and 5 rows; the other strides keep the copying path.
+// Up to 96 rows these take the stripes on AVX-512: last stripes of 4 to 34 columns (copied, or read
+// in place at 16 and 32), last row panels of 1 to 5 rows, rows of B on cache lines or not.
 TEST_P(MatmulVariants, PackedReadsRowMajorBInPlace) {
   DType dt = GetParam();
   struct Case {
@@ -201,14 +200,16 @@ TEST_P(MatmulVariants, PackedReadsRowMajorBInPlace) {
 
 // The same products with B treated as too large for the L3 (the threshold lowered to one byte), so
 // that it is packed a group of slivers at a time: groups cut short by the end of B or of a thread's
-// share, the last sliver narrower than NR inside a group, and several kc blocks.
+// share, the last sliver narrower than NR inside a group, and several kc blocks. (Up to 96 rows
+// AVX-512 runs stripes instead, whatever B's size; the last three cases have more rows.)
 TEST_P(MatmulVariants, PackedPacksAStreamedRowMajorBInGroups) {
   DType dt = GetParam();
   struct Case {
     int64_t m, k, n, row_stride;
   };
-  const std::vector<Case> cases = {{64, 768, 130, 130}, {40, 1100, 600, 1024}, {37, 530, 1000, 1003},
-                                   {250, 300, 140, 140}, {6, 70, 300, 300},    {9, 520, 64, 64}};
+  const std::vector<Case> cases = {{64, 768, 130, 130},  {40, 1100, 600, 1024}, {37, 530, 1000, 1003},
+                                   {250, 300, 140, 140}, {6, 70, 300, 300},    {9, 520, 64, 64},
+                                   {128, 768, 130, 130}, {100, 530, 1000, 1003}, {200, 1100, 600, 1024}};
   struct Restore {
     ~Restore() { cpu::set_streamed_b_bytes(0); }
   } restore;
