@@ -65,8 +65,9 @@ struct RowsA {
 constexpr int kStripeAhead = 2;
 
 // The A elements come from `ap`, a PackedA or a RowsA (above). A B read where it lies is fetched
-// Ahead rows ahead of the step that reads it.
-template <class T, int W, int MR, int NV, class A, int Ahead = 8>
+// Ahead rows ahead of the step that reads it; with RowTail, also the line of each row's last
+// element (rows that do not start on a cache line touch one line more).
+template <class T, int W, int MR, int NV, class A, int Ahead = 8, bool RowTail = false>
 __attribute__((always_inline)) inline void kernel_body_from(int64_t kc, A ap, const T* __restrict bp, int64_t b_rs,
                                                             T* __restrict c, int64_t c_rs, bool accumulate,
                                                             const T* pf, int64_t pf_rs, int64_t pf_rows,
@@ -105,9 +106,9 @@ __attribute__((always_inline)) inline void kernel_body_from(int64_t kc, A ap, co
     auto fetch_ahead = [&]() __attribute__((always_inline)) {
       for (int j = 0; j < NR * int(sizeof(T)); j += 64)
         __builtin_prefetch(reinterpret_cast<const char*>(bp + kAheadRows * b_rs) + j, 0, 3);
-      // A stripe's row need not start on a cache line (GPT-2's 50257 columns): then its NR elements
-      // touch one line more, the one holding its last byte (stripes without it ran 0.87x).
-      if constexpr (Ahead == kStripeAhead)
+      // A row that does not start on a cache line (GPT-2's 50257 columns): its NR elements touch one
+      // line more, the one holding its last byte (stripes without it ran 0.87x).
+      if constexpr (RowTail)
         __builtin_prefetch(reinterpret_cast<const char*>(bp + kAheadRows * b_rs + NR) - 1, 0, 3);
     };
     int64_t p = 0;
@@ -127,7 +128,7 @@ __attribute__((always_inline)) inline void kernel_body_from(int64_t kc, A ap, co
         int l = 0;
         for (const int64_t pe = pf_rows * kLines; p < pe; ++p) {
           __builtin_prefetch(line, 0, 1);
-          if (l == kLines - 1) __builtin_prefetch(line + 63, 0, 1);  // the row's last byte (above)
+          if (RowTail && l == kLines - 1) __builtin_prefetch(line + 63, 0, 1);  // the row's last byte
           line += 64;
           if (++l == kLines) l = 0, line += pf_rs * int64_t(sizeof(T)) - kLines * 64;
           if (p < ahead_end) fetch_ahead();
@@ -179,30 +180,24 @@ __attribute__((always_inline)) inline void kernel_body_rows_a(int64_t kc, const 
 
 
 // The last r < MR rows of a stripe (below), with the kernel of exactly that height.
-template <class T, int W, int R, int NV>
+template <class T, int W, int R, int NV, bool RowTail>
 __attribute__((always_inline)) inline void stripe_rest(int r, int64_t kc, const T* a, int64_t a_rs, const T* b,
                                                        int64_t b_rs, T* c, int64_t c_rs, bool accumulate,
                                                        const T* pf, int64_t pf_rows) {
   if constexpr (R > 0) {
     if (r == R)
-      kernel_body_from<T, W, R, NV, RowsA<T, R>, kStripeAhead>(kc, RowsA<T, R>(a, a_rs), b, b_rs, c, c_rs, accumulate,
-                                                             pf, b_rs, pf_rows, nullptr);
+      kernel_body_from<T, W, R, NV, RowsA<T, R>, kStripeAhead, RowTail>(kc, RowsA<T, R>(a, a_rs), b, b_rs, c, c_rs,
+                                                                      accumulate, pf, b_rs, pf_rows, nullptr);
     else
-      stripe_rest<T, W, R - 1, NV>(r, kc, a, a_rs, b, b_rs, c, c_rs, accumulate, pf, pf_rows);
+      stripe_rest<T, W, R - 1, NV, RowTail>(r, kc, a, a_rs, b, b_rs, c, c_rs, accumulate, pf, pf_rows);
   }
 }
 
-// A stripe of C: all `rows` rows (A read where it lies, a_rs apart) times NR columns of B, read
-// where they lie (b_rs apart), row panels of MR and a last one of the rest, in one call so that
-// one panel's end overlaps the next one's start. Nothing is copied: each panel reads the stripe's
-// rows of B from L2 (the first from farther), eight rows ahead of itself, and the panels after the
-// first fetch the next stripe's rows (`next`, the same rows NR columns on; nullptr: none) into L2,
-// a share each. With few rows a copy of B would be read by too few panels to repay its making
-// (NOTES.md, 2026-12-05, third session).
-template <class T, int W, int MR, int NV>
-__attribute__((always_inline)) inline void kernel_body_stripe(int64_t kc, const T* a, int64_t a_rs, int64_t rows,
-                                                              const T* b, int64_t b_rs, T* c, int64_t c_rs,
-                                                              bool accumulate, const T* next) {
+// The panels of a stripe (kernel_body_stripe below), RowTail as in kernel_body_from.
+template <class T, int W, int MR, int NV, bool RowTail>
+__attribute__((always_inline)) inline void stripe_panels(int64_t kc, const T* a, int64_t a_rs, int64_t rows,
+                                                         const T* b, int64_t b_rs, T* c, int64_t c_rs,
+                                                         bool accumulate, const T* next) {
   const int64_t panels = (rows + MR - 1) / MR;
   const int64_t share = panels > 1 ? (kc + panels - 2) / (panels - 1) : 0;
   for (int64_t ip = 0; ip < panels; ++ip) {
@@ -216,11 +211,29 @@ __attribute__((always_inline)) inline void kernel_body_stripe(int64_t kc, const 
     T* ci = c + ip * MR * c_rs;
     const int r = int(std::min<int64_t>(MR, rows - ip * MR));
     if (r == MR)
-      kernel_body_from<T, W, MR, NV, RowsA<T, MR>, kStripeAhead>(kc, RowsA<T, MR>(ai, a_rs), b, b_rs, ci, c_rs, accumulate, pf, b_rs, pf_rows,
-                                     nullptr);
+      kernel_body_from<T, W, MR, NV, RowsA<T, MR>, kStripeAhead, RowTail>(kc, RowsA<T, MR>(ai, a_rs), b, b_rs, ci,
+                                                                        c_rs, accumulate, pf, b_rs, pf_rows, nullptr);
     else
-      stripe_rest<T, W, MR - 1, NV>(r, kc, ai, a_rs, b, b_rs, ci, c_rs, accumulate, pf, pf_rows);
+      stripe_rest<T, W, MR - 1, NV, RowTail>(r, kc, ai, a_rs, b, b_rs, ci, c_rs, accumulate, pf, pf_rows);
   }
+}
+
+// A stripe of C: all `rows` rows (A read where it lies, a_rs apart) times NR columns of B, read
+// where they lie (b_rs apart), row panels of MR and a last one of the rest, in one call so that
+// one panel's end overlaps the next one's start. Nothing is copied: each panel reads the stripe's
+// rows of B from L2 (the first from farther), kStripeAhead rows ahead of itself, and the panels
+// after the first fetch the next stripe's rows (`next`, the same rows NR columns on; nullptr:
+// none) into L2, a share each. With few rows a copy of B would be read by too few panels to repay
+// its making (NOTES.md, 2026-12-05, third session). Rows of B that do not start on a cache line
+// take the kernels that also fetch each row's last line; aligned rows skip that prefetch, which
+// cost them 1% (0.99x in turns).
+template <class T, int W, int MR, int NV>
+__attribute__((always_inline)) inline void kernel_body_stripe(int64_t kc, const T* a, int64_t a_rs, int64_t rows,
+                                                              const T* b, int64_t b_rs, T* c, int64_t c_rs,
+                                                              bool accumulate, const T* next) {
+  const bool aligned = reinterpret_cast<uintptr_t>(b) % 64 == 0 && (b_rs * int64_t(sizeof(T))) % 64 == 0;
+  if (aligned) stripe_panels<T, W, MR, NV, false>(kc, a, a_rs, rows, b, b_rs, c, c_rs, accumulate, next);
+  else stripe_panels<T, W, MR, NV, true>(kc, a, a_rs, rows, b, b_rs, c, c_rs, accumulate, next);
 }
 
 // The packed sliver (rows NR apart, a constant the compiler folds into the addressing).
