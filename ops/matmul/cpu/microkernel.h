@@ -46,6 +46,13 @@ struct RowsA {
   __attribute__((always_inline)) void next() { ++p0, ++p1; }
 };
 
+// How far ahead a stripe (below) fetches its rows of B: two rows, as MKL's no-copy kernel does.
+// Every row panel reads the stripe from L2, so the distance only has to cover L2's latency; at
+// 2304 columns one to eight rows ran within 2% of one another, and the fewer lines in flight, the
+// fewer the stripe's rows evict from the few L1 sets they share (NOTES.md, 2026-12-05, third
+// session). A stripe does not prefetch its tile of C either, for the same sets' sake.
+constexpr int kStripeAhead = 2;
+
 // MR rows, NV vectors of W lanes per row: NR = NV * W columns. Row p of the B sliver is at
 // bp + p * b_rs: NR for a packed sliver, B's own row stride when B is read where it lies (the
 // unpacked path of packed.cpp). The call also asks the memory system for pf_rows rows of NR
@@ -57,13 +64,6 @@ struct RowsA {
 // products ran 8-13% faster so on a Xeon (NOTES.md, 2026-12-05, second session). With `copy`, each
 // row of B is also stored at copy + p * NR as it is loaded: the first row panel packs the sliver
 // it reads in place for the panels after it.
-// How far ahead a stripe (below) fetches its rows of B: two rows, as MKL's no-copy kernel does.
-// Every row panel reads the stripe from L2, so the distance only has to cover L2's latency; at
-// 2304 columns one to eight rows ran within 2% of one another, and the fewer lines in flight, the
-// fewer the stripe's rows evict from the few L1 sets they share (NOTES.md, 2026-12-05, third
-// session). A stripe does not prefetch its tile of C either, for the same sets' sake.
-constexpr int kStripeAhead = 2;
-
 // The A elements come from `ap`, a PackedA or a RowsA (above). A B read where it lies is fetched
 // Ahead rows ahead of the step that reads it; with RowTail, also the line of each row's last
 // element (rows that do not start on a cache line touch one line more).
@@ -177,7 +177,6 @@ __attribute__((always_inline)) inline void kernel_body_rows_a(int64_t kc, const 
   kernel_body_from<T, W, MR, NV>(kc, RowsA<T, MR>(a, a_rs), bp, NV * W, c, c_rs, accumulate, pf, NV * W, pf_rows,
                                  nullptr);
 }
-
 
 // The last r < MR rows of a stripe (below), with the kernel of exactly that height.
 template <class T, int W, int R, int NV, bool RowTail>

@@ -531,8 +531,8 @@ void stripes(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
 // to keep that block in L2 while every sliver of B passes it; rows of A that stay there serve as
 // well, and the kernel's six broadcasts then come from six streams of consecutive floats, which
 // the hardware prefetchers follow. On the Xeon, one thread: n = 512 1.05x, 768 1.03x, 1024
-// 1.02-1.04x; n = 2048, whose rows lie 8 KiB apart, ran 0.97-0.98x in place, and the rule keeps
-// it packed (NOTES.md, 2026-12-05, third session).
+// 1.02-1.04x; n = 2048, whose rows lie 8 KiB apart, ran 0.97-0.98x in place with the full block,
+// so it takes a smaller one (a_block_rows below; NOTES.md, 2026-12-05, third session).
 template <class T>
 bool a_in_place(const GemmArgs& g, const PackedConfig<T>& cfg, int64_t kc, int64_t mc) {
   return cfg.kernel_rows_a && g.a_cs == 1 && rows_fit_l2(g.a_rs * int64_t(sizeof(T)), mc, kc * int64_t(sizeof(T)));
