@@ -450,17 +450,17 @@ bool rows_fit_l2(int64_t row_bytes, int64_t rows, int64_t block_row_bytes) {
   return double(rows) * double(block_row_bytes) <= double(cache) * double(covered) / double(period);
 }
 
-// Products with at most this many rows and A and B both row-major take the stripes (below) where
-// the config has them: on the Xeon, 32-96 rows gained 1.02-1.22x over the copying path; at 128
-// rows GPT-2's four products summed to about level (NOTES.md, 2026-12-05, third session).
-constexpr int64_t kStripeRows = 96;
+// Products of the few-rows path (at most kUnpackedRows rows) with A and B both row-major take the
+// stripes (below) where the config has them: on the Xeon, 32-96 rows gained 1.02-1.22x over the
+// copying path, 128-256 rows 1.06-1.49x on one thread and 0.99-1.13x on two (NOTES.md, 2026-12-05,
+// third session).
 // The most rows of B a stripe spans (kc), in balanced blocks: MKL's choice for k = 768 and 3072
 // (its kernel is called with k = 384); 256 and 768 ran within a few percent of it here.
 constexpr int64_t kStripeKc = 384;
 
 template <class T>
 bool takes_stripes(const GemmArgs& g, const PackedConfig<T>& cfg) {
-  return cfg.stripe && g.m <= kStripeRows && g.a_cs == 1 && g.b_cs == 1;
+  return cfg.stripe && g.m <= kUnpackedRows && g.a_cs == 1 && g.b_cs == 1;
 }
 
 // C = A B for few rows, in stripes of B's columns, nothing copied (kernel_body_stripe in
