@@ -179,7 +179,7 @@ void expect_packed_matches_on_every_isa(const Tensor& a, const Tensor& b, DType 
 // (accumulating into C), a last sliver narrower than NR, row strides wider than the row, row
 // strides of 4 KiB multiples (which shorten kc), 250 rows (more than AVX-512's mc, within
 // kUnpackedRows), and last panels of 1 to 5 rows (each first-rows kernel), on one thread and on all.
-// Up to 96 rows these take the stripes on AVX-512: last stripes of 4 to 34 columns (copied, or read
+// On AVX-512 these take the stripes: last stripes of 4 to 34 columns (copied, or read
 // in place at 16 and 32), last row panels of 1 to 5 rows, rows of B on cache lines or not.
 TEST_P(MatmulVariants, PackedReadsRowMajorBInPlace) {
   DType dt = GetParam();
@@ -200,8 +200,9 @@ TEST_P(MatmulVariants, PackedReadsRowMajorBInPlace) {
 
 // The same products with B treated as too large for the L3 (the threshold lowered to one byte), so
 // that it is packed a group of slivers at a time: groups cut short by the end of B or of a thread's
-// share, the last sliver narrower than NR inside a group, and several kc blocks. (Up to 96 rows
-// AVX-512 runs stripes instead, whatever B's size; the last three cases have more rows.)
+// share, the last sliver narrower than NR inside a group, and several kc blocks. (AVX-512 runs
+// float32 products with a row-major A in stripes instead, whatever B's size, so each case runs
+// again with A a transposed view.)
 TEST_P(MatmulVariants, PackedPacksAStreamedRowMajorBInGroups) {
   DType dt = GetParam();
   struct Case {
@@ -218,6 +219,9 @@ TEST_P(MatmulVariants, PackedPacksAStreamedRowMajorBInGroups) {
     Tensor a = random({cs.m, cs.k}, 15).to(dt);
     Tensor b = random({cs.k, cs.row_stride}, 16).to(dt).slice(1, 0, cs.n);
     expect_packed_matches_on_every_isa(a, b, dt, str("streamed ", cs.m, "x", cs.k, "x", cs.n, " row stride ", cs.row_stride));
+    // A transposed view keeps even AVX-512's float32 products on the grouped pack.
+    Tensor at = random({cs.k, cs.m}, 17).to(dt).t();
+    expect_packed_matches_on_every_isa(at, b, dt, str("streamed, A transposed, ", cs.m, "x", cs.k, "x", cs.n));
   }
 }
 
