@@ -455,8 +455,11 @@ bool rows_fit_l2(int64_t row_bytes, int64_t rows, int64_t block_row_bytes) {
 // copying path, 128-256 rows 1.06-1.49x on one thread and 0.99-1.13x on two (NOTES.md, 2026-12-05,
 // third session).
 // The most rows of B a stripe spans (kc), in balanced blocks: MKL's choice for k = 768 and 3072
-// (its kernel is called with k = 384); 256 and 768 ran within a few percent of it here.
+// (its kernel is called with k = 384); 256 and 768 ran within a few percent of it here, 256 lost
+// 2-5% at n = 3072. A B streamed from memory (streamed_b_bytes) takes 256: the row-major LM head
+// ran 1.13x faster so on one thread and 1.15x on two (192: 1.03x and 1.07x; 128: 0.83x; NOTES.md).
 constexpr int64_t kStripeKc = 384;
+constexpr int64_t kStreamedStripeKc = 256;
 
 template <class T>
 bool takes_stripes(const GemmArgs& g, const PackedConfig<T>& cfg) {
@@ -480,7 +483,8 @@ void stripes(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
   const int MR = cfg.stripe_mr, NR = cfg.stripe_nr;
   // Every row panel reads the stripe from L2, so its kc rows must fit the sets they fall on there:
   // at n = 3072 (rows 12 KiB apart) 384 rows just do, at 2048 half as many (rows_fit_l2).
-  int64_t most = kStripeKc;
+  const bool streamed = double(g.k) * double(g.n) * double(sizeof(T)) > double(streamed_b_bytes());
+  int64_t most = streamed ? kStreamedStripeKc : kStripeKc;
   while (most > 48 && !rows_fit_l2(g.b_rs * int64_t(sizeof(T)), most, NR * int64_t(sizeof(T)))) most /= 2;
   const int64_t blocks = (g.k + most - 1) / most, KC = (g.k + blocks - 1) / blocks;
   const int64_t nstripes = (g.n + NR - 1) / NR, panels = (g.m + MR - 1) / MR;
