@@ -22,10 +22,11 @@ void gemm_packed(const GemmArgs& g, CpuIsa isa);
 // rows than the few-rows path takes, a row-major float32 A, and rows whose stride keeps a block
 // of them in the L2 (packed.cpp).
 bool reads_a_in_place(const GemmArgs& g, CpuIsa isa);
-// Products with few rows and a row-major B of more than this many bytes pack B a group of slivers
-// at a time, in long runs of each row, rather than reading it in place (packed.cpp): half the L3,
-// at most 64 MiB, by default. set_streamed_b_bytes(0) restores that default; tests lower it to
-// reach the path on small products. Not thread-safe: set it before other threads run matmul.
+// A B of more than this many bytes comes from memory at every call: products with few rows and a
+// row-major B then pack it a group of slivers at a time, in long runs of each row (or, in the
+// AVX-512 stripes, read it with a shorter kc; packed.cpp): half the L3, at most 64 MiB, by default.
+// set_streamed_b_bytes(0) restores that default; tests lower it to reach those paths on small
+// products. Not thread-safe: set it before other threads run matmul.
 int64_t streamed_b_bytes();
 void set_streamed_b_bytes(int64_t bytes);
 

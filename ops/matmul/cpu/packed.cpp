@@ -278,6 +278,11 @@ int64_t streamed_b_default() {
   const int64_t cache = l3 > 0 ? int64_t(l3) : int64_t(32) << 20;
   return std::min<int64_t>(cache, int64_t(128) << 20) / 2;
 }
+// Whether B is too large to stay in the L3 between calls (streamed_b_bytes()), so that it comes
+// from memory at every call: the grouped pack and the stripes' kc choose by it.
+bool b_from_memory(const GemmArgs& g) {
+  return double(g.k) * double(g.n) * double(itemsize(g.dtype)) > double(streamed_b_bytes());
+}
 // The length of the runs of each row of B that the grouped pack reads (a group of slivers of this
 // many bytes per row). Runs of 1-2 KiB ran the 50257-column LM head 1.2x faster than the slivers'
 // 256 bytes; 4 KiB 1.13-1.18x, 8 KiB 1.11x (NOTES.md, 2026-12-05, second session).
@@ -333,7 +338,7 @@ void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
       row_major ? std::min({cfg.kc, kUnpackedKc, g.k, std::max<int64_t>(64, 128 * 4096 / std::max<int64_t>(alias, 1))})
                 : (g.k + t_blocks - 1) / t_blocks;
   const int64_t mpanels = (g.m + MR - 1) / MR, slivers = (g.n + NR - 1) / NR;
-  const bool streamed = row_major && double(g.k) * double(g.n) * double(sizeof(T)) > double(streamed_b_bytes());
+  const bool streamed = row_major && b_from_memory(g);
   const int64_t group = streamed ? std::max<int64_t>(1, kStreamedRun / (NR * int64_t(sizeof(T)))) : 1;
   auto work = [&](int64_t s0, int64_t s1, int64_t q0, int64_t q1) {
     T* ap = scratch<T>(1, size_t(mpanels * MR * KC + KC * NR));
@@ -483,8 +488,7 @@ void stripes(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
   const int MR = cfg.stripe_mr, NR = cfg.stripe_nr;
   // Every row panel reads the stripe from L2, so its kc rows must fit the sets they fall on there:
   // at n = 3072 (rows 12 KiB apart) 384 rows just do, at 2048 half as many (rows_fit_l2).
-  const bool streamed = double(g.k) * double(g.n) * double(sizeof(T)) > double(streamed_b_bytes());
-  int64_t most = streamed ? kStreamedStripeKc : kStripeKc;
+  int64_t most = b_from_memory(g) ? kStreamedStripeKc : kStripeKc;
   while (most > 48 && !rows_fit_l2(g.b_rs * int64_t(sizeof(T)), most, NR * int64_t(sizeof(T)))) most /= 2;
   const int64_t blocks = (g.k + most - 1) / most, KC = (g.k + blocks - 1) / blocks;
   const int64_t nstripes = (g.n + NR - 1) / NR, panels = (g.m + MR - 1) / MR;
@@ -502,9 +506,10 @@ void stripes(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
         }
         // The last stripe, narrower: as many vectors as its columns need, read in place where they
         // fill them, else from a zero-padded copy, into a buffer of C.
-        const int lanes = cfg.stripe_lanes, nv = int((cols + lanes - 1) / lanes), w = nv * lanes;
-        const MicroKernelStripe<T> narrow = nv < NR / lanes && cfg.stripe_narrow[nv] ? cfg.stripe_narrow[nv] : cfg.stripe;
-        const int64_t wb = narrow == cfg.stripe ? NR : w;
+        const int lanes = cfg.stripe_lanes, nv = int((cols + lanes - 1) / lanes);
+        const bool has_narrow = nv < NR / lanes && cfg.stripe_narrow[nv];
+        const MicroKernelStripe<T> narrow = has_narrow ? cfg.stripe_narrow[nv] : cfg.stripe;
+        const int64_t wb = has_narrow ? int64_t(nv) * lanes : NR;  // the kernel's width
         if (cols == wb) {
           narrow(kc, ak, g.a_rs, r1 - r0, bk, g.b_rs, c + r0 * g.c_rs + j0, g.c_rs, pc > 0, nullptr);
           continue;
