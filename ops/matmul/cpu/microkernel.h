@@ -196,7 +196,8 @@ __attribute__((always_inline)) inline void stripe_rest(int r, int64_t kc, const 
 template <class T, int W, int MR, int NV, bool RowTail>
 __attribute__((always_inline)) inline void stripe_panels(int64_t kc, const T* a, int64_t a_rs, int64_t rows,
                                                          const T* b, int64_t b_rs, T* c, int64_t c_rs,
-                                                         bool accumulate, const T* next) {
+                                                         bool accumulate, bool fetch_c, const T* next) {
+  constexpr int kRowBytes = NV * W * int(sizeof(T));
   const int64_t panels = (rows + MR - 1) / MR;
   const int64_t share = panels > 1 ? (kc + panels - 2) / (panels - 1) : 0;
   for (int64_t ip = 0; ip < panels; ++ip) {
@@ -209,6 +210,9 @@ __attribute__((always_inline)) inline void stripe_panels(int64_t kc, const T* a,
     const T* ai = a + ip * MR * a_rs;
     T* ci = c + ip * MR * c_rs;
     const int r = int(std::min<int64_t>(MR, rows - ip * MR));
+    if (fetch_c)  // into L2 only: in L1 the stripe's rows of B would push them out again
+      for (int i = 0; i < r; ++i)
+        for (int j = 0; j < kRowBytes; j += 64) __builtin_prefetch(reinterpret_cast<const char*>(ci + i * c_rs) + j, 0, 2);
     if (r == MR)
       kernel_body_from<T, W, MR, NV, RowsA<T, MR>, kStripeAhead, RowTail>(kc, RowsA<T, MR>(ai, a_rs), b, b_rs, ci,
                                                                         c_rs, accumulate, pf, b_rs, pf_rows, nullptr);
@@ -225,14 +229,15 @@ __attribute__((always_inline)) inline void stripe_panels(int64_t kc, const T* a,
 // none) into L2, a share each. With few rows a copy of B would be read by too few panels to repay
 // its making (NOTES.md, 2026-12-05, third session). Rows of B that do not start on a cache line
 // take the kernels that also fetch each row's last line; aligned rows skip that prefetch, which
-// cost them 1% (0.99x in turns).
+// cost them 1% (0.99x in turns). With fetch_c, each panel first asks for its lines of C, for a C
+// that is not in the L2 (the caller knows): otherwise the panel's stores at the end wait on them.
 template <class T, int W, int MR, int NV>
 __attribute__((always_inline)) inline void kernel_body_stripe(int64_t kc, const T* a, int64_t a_rs, int64_t rows,
                                                               const T* b, int64_t b_rs, T* c, int64_t c_rs,
-                                                              bool accumulate, const T* next) {
+                                                              bool accumulate, bool fetch_c, const T* next) {
   const bool aligned = reinterpret_cast<uintptr_t>(b) % 64 == 0 && (b_rs * int64_t(sizeof(T))) % 64 == 0;
-  if (aligned) stripe_panels<T, W, MR, NV, false>(kc, a, a_rs, rows, b, b_rs, c, c_rs, accumulate, next);
-  else stripe_panels<T, W, MR, NV, true>(kc, a, a_rs, rows, b, b_rs, c, c_rs, accumulate, next);
+  if (aligned) stripe_panels<T, W, MR, NV, false>(kc, a, a_rs, rows, b, b_rs, c, c_rs, accumulate, fetch_c, next);
+  else stripe_panels<T, W, MR, NV, true>(kc, a, a_rs, rows, b, b_rs, c, c_rs, accumulate, fetch_c, next);
 }
 
 // The packed sliver (rows NR apart, a constant the compiler folds into the addressing).

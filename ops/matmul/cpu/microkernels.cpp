@@ -44,8 +44,8 @@ template <int NV>
 __attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f32_stripe(int64_t kc, const float* a, int64_t a_rs,
                                                                             int64_t rows, const float* b, int64_t b_rs,
                                                                             float* c, int64_t rs, bool acc,
-                                                                            const float* next) {
-  micro::kernel_body_stripe<float, 16, 8, NV>(kc, a, a_rs, rows, b, b_rs, c, rs, acc, next);
+                                                                            bool fetch_c, const float* next) {
+  micro::kernel_body_stripe<float, 16, 8, NV>(kc, a, a_rs, rows, b, b_rs, c, rs, acc, fetch_c, next);
 }
 __attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f64(int64_t kc, const double* a, const double* b,
                                                                     double* c, int64_t rs, bool acc) {

@@ -428,10 +428,15 @@ void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
 // larger L2 takes proportionally more rows, so that each kc x NR sliver of B, fetched from L3, feeds
 // more panels of A (on the Xeon's 2 MiB L2, 384 rows: n = 2048 went from 86-93% of MKL to 90-96%
 // on one thread with the prefetch of the next sliver; NOTES.md, 2026-12-03).
+// This core's L2 in bytes (1 MiB where the system does not say).
+int64_t l2_bytes() {
+  static const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  return l2 > 0 ? int64_t(l2) : int64_t(1) << 20;
+}
+
 template <class T>
 int64_t block_rows_for_l2(const PackedConfig<T>& cfg) {
-  static const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  const int64_t scale = std::clamp<int64_t>(l2 > 0 ? l2 / (1 << 20) : 1, 1, 4);
+  const int64_t scale = std::clamp<int64_t>(l2_bytes() >> 20, 1, 4);
   return cfg.mc * scale;
 }
 
@@ -447,8 +452,8 @@ bool few_rows(const GemmArgs& g, const PackedConfig<T>& cfg) {
 // period land on a few of its offsets only: at 8 KiB apart, 2 KiB of each row (kc = 512 floats)
 // use a quarter of the Xeon's 2 MiB L2, too little for its 768 KiB block.
 bool rows_fit_l2(int64_t row_bytes, int64_t rows, int64_t block_row_bytes) {
-  static const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE), assoc = sysconf(_SC_LEVEL2_CACHE_ASSOC);
-  const int64_t cache = l2 > 0 ? int64_t(l2) : int64_t(1) << 20, ways = assoc > 0 ? int64_t(assoc) : 16;
+  static const long assoc = sysconf(_SC_LEVEL2_CACHE_ASSOC);
+  const int64_t cache = l2_bytes(), ways = assoc > 0 ? int64_t(assoc) : 16;
   const int64_t period = std::max<int64_t>(64, cache / ways);
   const int64_t offsets = std::min(rows, period / std::gcd(std::abs(row_bytes), period));
   const int64_t covered = std::min(period, offsets * block_row_bytes);
@@ -492,6 +497,11 @@ void stripes(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
   while (most > 48 && !rows_fit_l2(g.b_rs * int64_t(sizeof(T)), most, NR * int64_t(sizeof(T)))) most /= 2;
   const int64_t blocks = (g.k + most - 1) / most, KC = (g.k + blocks - 1) / blocks;
   const int64_t nstripes = (g.n + NR - 1) / NR, panels = (g.m + MR - 1) / MR;
+  // A C larger than the L2 is not there when a panel stores it: each panel asks for its lines
+  // first. The row-major LM head (64 x 50257) ran 1.12-1.14x faster so; C within the L2 lost 1%
+  // (n = 256), and GPT-2's other products, C within the L2, gained at most 1% (NOTES.md,
+  // 2026-12-05, fourth session).
+  const bool fetch_c = double(g.m) * double(g.n) * double(sizeof(T)) > double(l2_bytes());
   auto work = [&](int64_t s0, int64_t s1, int64_t r0, int64_t r1) {
     for (int64_t pc = 0; pc < g.k; pc += KC) {
       const int64_t kc = std::min(KC, g.k - pc);
@@ -501,7 +511,7 @@ void stripes(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
         const T* bk = b + pc * g.b_rs + j0;
         if (cols == NR) {
           const T* next = s + 1 < s1 && j0 + 2 * NR <= g.n ? bk + NR : nullptr;
-          cfg.stripe(kc, ak, g.a_rs, r1 - r0, bk, g.b_rs, c + r0 * g.c_rs + j0, g.c_rs, pc > 0, next);
+          cfg.stripe(kc, ak, g.a_rs, r1 - r0, bk, g.b_rs, c + r0 * g.c_rs + j0, g.c_rs, pc > 0, fetch_c, next);
           continue;
         }
         // The last stripe, narrower: as many vectors as its columns need, read in place where they
@@ -511,7 +521,7 @@ void stripes(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
         const MicroKernelStripe<T> narrow = has_narrow ? cfg.stripe_narrow[nv] : cfg.stripe;
         const int64_t wb = has_narrow ? int64_t(nv) * lanes : NR;  // the kernel's width
         if (cols == wb) {
-          narrow(kc, ak, g.a_rs, r1 - r0, bk, g.b_rs, c + r0 * g.c_rs + j0, g.c_rs, pc > 0, nullptr);
+          narrow(kc, ak, g.a_rs, r1 - r0, bk, g.b_rs, c + r0 * g.c_rs + j0, g.c_rs, pc > 0, fetch_c, nullptr);
           continue;
         }
         T* bb = scratch<T>(1, size_t(kc * wb + (r1 - r0) * wb));
@@ -520,7 +530,7 @@ void stripes(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
           for (int64_t j = 0; j < cols; ++j) bb[p * wb + j] = bk[p * g.b_rs + j];
           for (int64_t j = cols; j < wb; ++j) bb[p * wb + j] = T(0);
         }
-        narrow(kc, ak, g.a_rs, r1 - r0, bb, wb, cb, wb, false, nullptr);
+        narrow(kc, ak, g.a_rs, r1 - r0, bb, wb, cb, wb, false, false, nullptr);
         for (int64_t i = r0; i < r1; ++i)
           for (int64_t j = 0; j < cols; ++j) {
             T& dst = c[i * g.c_rs + j0 + j];

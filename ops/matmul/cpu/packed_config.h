@@ -26,10 +26,11 @@ using MicroKernelRowsA = void (*)(int64_t kc, const T* a, int64_t a_rs, const T*
                                   bool accumulate, const T* pf, int64_t pf_rows);
 
 // All the rows of a product with few rows against one stripe of B, both read where they lie
-// (microkernel.h, kernel_body_stripe); `next` is the next stripe, prefetched on the way.
+// (microkernel.h, kernel_body_stripe); `next` is the next stripe, prefetched on the way, and with
+// fetch_c each panel's lines of C are asked for before its k loop.
 template <class T>
 using MicroKernelStripe = void (*)(int64_t kc, const T* a, int64_t a_rs, int64_t rows, const T* b, int64_t b_rs,
-                                   T* c, int64_t c_rs, bool accumulate, const T* next);
+                                   T* c, int64_t c_rs, bool accumulate, bool fetch_c, const T* next);
 
 template <class T>
 struct PackedConfig {

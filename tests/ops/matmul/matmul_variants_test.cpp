@@ -180,7 +180,8 @@ void expect_packed_matches_on_every_isa(const Tensor& a, const Tensor& b, DType 
 // strides of 4 KiB multiples (which shorten kc), 250 rows (more than AVX-512's mc, within
 // kUnpackedRows), and last panels of 1 to 5 rows (each first-rows kernel), on one thread and on all.
 // On AVX-512 these take the stripes: last stripes of 4 to 34 columns (copied, or read
-// in place at 16 and 32), last row panels of 1 to 5 rows, rows of B on cache lines or not.
+// in place at 16 and 32), last row panels of 1 to 5 rows, rows of B on cache lines or not, and a
+// C larger than any L2 (3.2 MB), whose lines each panel fetches first.
 TEST_P(MatmulVariants, PackedReadsRowMajorBInPlace) {
   DType dt = GetParam();
   struct Case {
@@ -189,7 +190,8 @@ TEST_P(MatmulVariants, PackedReadsRowMajorBInPlace) {
   const std::vector<Case> cases = {{4, 9, 5, 5},         {64, 768, 130, 130}, {40, 1100, 200, 1024},
                                    {190, 600, 70, 70},   {37, 1030, 70, 3072}, {96, 520, 300, 303},
                                    {250, 300, 140, 140}, {5, 70, 128, 128},  {8, 300, 130, 131},
-                                   {9, 520, 64, 64},     {64, 768, 130, 144}, {21, 400, 100, 112}};
+                                   {9, 520, 64, 64},     {64, 768, 130, 144}, {21, 400, 100, 112},
+                                   {40, 70, 20000, 20000}};
   for (const Case& cs : cases) {
     Tensor a = random({cs.m, cs.k}, 11).to(dt);
     Tensor b = random({cs.k, cs.row_stride}, 12).to(dt).slice(1, 0, cs.n);
