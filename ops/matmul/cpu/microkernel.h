@@ -52,6 +52,7 @@ struct RowsA {
 // fewer the stripe's rows evict from the few L1 sets they share (NOTES.md, 2026-12-05, third
 // session). A stripe does not prefetch its tile of C either, for the same sets' sake.
 constexpr int kStripeAhead = 2;
+constexpr int64_t kStripeFetchPanels = 8;
 
 // MR rows, NV vectors of W lanes per row: NR = NV * W columns. Row p of the B sliver is at
 // bp + p * b_rs: NR for a packed sliver, B's own row stride when B is read where it lies (the
@@ -61,7 +62,8 @@ constexpr int kStripeAhead = 2;
 // apart) where the hardware prefetchers do not follow. Those rows are asked into L2 only
 // (prefetcht2): they are needed a whole sliver later, and brought into L1 they had displaced the
 // lines this call is using; with B coming from memory, as a model's weights do, GPT-2's 64-row
-// products ran 8-13% faster so on a Xeon (NOTES.md, 2026-12-05, second session). With `copy`, each
+// products ran 8-13% faster so on a Xeon (NOTES.md, 2026-12-05, second session); a stripe fetches
+// its rows otherwise (kernel_body_stripe, and the k loops below). With `copy`, each
 // row of B is also stored at copy + p * NR as it is loaded: the first row panel packs the sliver
 // it reads in place for the panels after it.
 // The A elements come from `ap`, a PackedA or a RowsA (above). A B read where it lies is fetched
@@ -112,35 +114,48 @@ __attribute__((always_inline)) inline void kernel_body_from(int64_t kc, A ap, co
         __builtin_prefetch(reinterpret_cast<const char*>(bp + kAheadRows * b_rs + NR) - 1, 0, 3);
     };
     int64_t p = 0;
-    // The caller's rows one 64-byte line per step, where the call has enough steps for that: all
-    // of a row's lines at once (four for AVX-512's NR) cost the row panels after the first 8% of
-    // their speed in a few-rows product (NOTES.md, 2026-12-04); otherwise a row per step.
-    constexpr int64_t kLines = NR * int64_t(sizeof(T)) >= 64 ? NR * int64_t(sizeof(T)) / 64 : 1;
-    if (pf && pf_rows * kLines <= kc) {
-      if constexpr ((kLines & (kLines - 1)) == 0) {
-        for (const int64_t pe = pf_rows * kLines; p < pe; ++p) {
-          __builtin_prefetch(reinterpret_cast<const char*>(pf + (p / kLines) * pf_rs) + (p % kLines) * 64, 0, 1);
-          if (p < ahead_end) fetch_ahead();
+    // The caller's rows, where a stripe asks (see kStripeAhead): one whole row every `every` steps,
+    // spread over the steps that fetch ahead, into L1 and L2 (prefetcht0), as MKL's no-copy kernel
+    // does. A share front-loaded one line a step into L2 alone, and none in the first row panel,
+    // ran GPT-2's 64-row products 1-6% slower (NOTES.md, 2026-12-05, fourth session).
+    if constexpr (Ahead == kStripeAhead) {
+      if (pf && pf_rows > 0) {
+        const int64_t every = std::max<int64_t>(1, ahead_end / pf_rows);
+        const char* row = reinterpret_cast<const char*>(pf);
+        auto fetch_row = [&]() __attribute__((always_inline)) {
+          for (int j = 0; j < NR * int(sizeof(T)); j += 64) __builtin_prefetch(row + j, 0, 3);
+          if constexpr (RowTail) __builtin_prefetch(row + NR * int(sizeof(T)) - 1, 0, 3);
+          row += pf_rs * int64_t(sizeof(T));
+        };
+        int64_t left = pf_rows;
+        for (int64_t q = 0; p < ahead_end; ++p) {
+          if (q == 0 && left > 0) fetch_row(), --left, q = every;
+          --q;
+          fetch_ahead();
           step();
         }
-      } else {  // three lines a row (a 48-column stripe): a line counter, not a division
-        const char* line = reinterpret_cast<const char*>(pf);
-        int l = 0;
-        for (const int64_t pe = pf_rows * kLines; p < pe; ++p) {
-          __builtin_prefetch(line, 0, 1);
-          if (RowTail && l == kLines - 1) __builtin_prefetch(line + 63, 0, 1);  // the row's last byte
-          line += 64;
-          if (++l == kLines) l = 0, line += pf_rs * int64_t(sizeof(T)) - kLines * 64;
-          if (p < ahead_end) fetch_ahead();
-          step();
-        }
+        while (left-- > 0) fetch_row();  // rows beyond the steps (kc hardly above pf_rows)
       }
-    }
-    for (const int64_t pe = pf && p == 0 ? std::min(kc, pf_rows) : 0; p < pe; ++p) {
-      for (int j = 0; j < NR * int(sizeof(T)); j += 64) __builtin_prefetch(reinterpret_cast<const char*>(pf) + j, 0, 1);
-      pf += pf_rs;
-      if (p < ahead_end) fetch_ahead();
-      step();
+    } else {
+      // Otherwise one 64-byte line per step, where the call has enough steps for that: all of a
+      // row's lines at once (four for AVX-512's NR) cost the row panels after the first 8% of
+      // their speed in a few-rows product (NOTES.md, 2026-12-04); else a row per step. The rows
+      // go into L2 only (prefetcht2; see above).
+      constexpr int64_t kLines = NR * int64_t(sizeof(T)) >= 64 ? NR * int64_t(sizeof(T)) / 64 : 1;
+      if constexpr ((kLines & (kLines - 1)) == 0) {
+        if (pf && pf_rows * kLines <= kc)
+          for (const int64_t pe = pf_rows * kLines; p < pe; ++p) {
+            __builtin_prefetch(reinterpret_cast<const char*>(pf + (p / kLines) * pf_rs) + (p % kLines) * 64, 0, 1);
+            if (p < ahead_end) fetch_ahead();
+            step();
+          }
+      }
+      for (const int64_t pe = pf && p == 0 ? std::min(kc, pf_rows) : 0; p < pe; ++p) {
+        for (int j = 0; j < NR * int(sizeof(T)); j += 64) __builtin_prefetch(reinterpret_cast<const char*>(pf) + j, 0, 1);
+        pf += pf_rs;
+        if (p < ahead_end) fetch_ahead();
+        step();
+      }
     }
     for (; p < ahead_end; ++p) {
       fetch_ahead();
@@ -199,12 +214,13 @@ __attribute__((always_inline)) inline void stripe_panels(int64_t kc, const T* a,
                                                          bool accumulate, bool fetch_c, const T* next) {
   constexpr int kRowBytes = NV * W * int(sizeof(T));
   const int64_t panels = (rows + MR - 1) / MR;
-  const int64_t share = panels > 1 ? (kc + panels - 2) / (panels - 1) : 0;
+  const int64_t first = std::max<int64_t>(0, panels - kStripeFetchPanels);
+  const int64_t share = (kc + (panels - first) - 1) / (panels - first);
   for (int64_t ip = 0; ip < panels; ++ip) {
     const T* pf = nullptr;
     int64_t pf_rows = 0;
-    if (next && ip > 0 && (ip - 1) * share < kc) {
-      const int64_t r0 = (ip - 1) * share;
+    if (next && ip >= first && (ip - first) * share < kc) {
+      const int64_t r0 = (ip - first) * share;
       pf = next + r0 * b_rs, pf_rows = std::min(share, kc - r0);
     }
     const T* ai = a + ip * MR * a_rs;
@@ -224,9 +240,9 @@ __attribute__((always_inline)) inline void stripe_panels(int64_t kc, const T* a,
 // A stripe of C: all `rows` rows (A read where it lies, a_rs apart) times NR columns of B, read
 // where they lie (b_rs apart), row panels of MR and a last one of the rest, in one call so that
 // one panel's end overlaps the next one's start. Nothing is copied: each panel reads the stripe's
-// rows of B from L2 (the first from farther), kStripeAhead rows ahead of itself, and the panels
-// after the first fetch the next stripe's rows (`next`, the same rows NR columns on; nullptr:
-// none) into L2, a share each. With few rows a copy of B would be read by too few panels to repay
+// rows of B from L2 (the first from farther), kStripeAhead rows ahead of itself, and every panel
+// fetches a share of the next stripe's rows (`next`, the same rows NR columns on; nullptr: none),
+// a whole row every few steps. With few rows a copy of B would be read by too few panels to repay
 // its making (NOTES.md, 2026-12-05, third session). Rows of B that do not start on a cache line
 // take the kernels that also fetch each row's last line; aligned rows skip that prefetch, which
 // cost them 1% (0.99x in turns). With fetch_c, each panel first asks for its lines of C, for a C

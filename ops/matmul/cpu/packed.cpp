@@ -497,11 +497,14 @@ void stripes(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
   while (most > 48 && !rows_fit_l2(g.b_rs * int64_t(sizeof(T)), most, NR * int64_t(sizeof(T)))) most /= 2;
   const int64_t blocks = (g.k + most - 1) / most, KC = (g.k + blocks - 1) / blocks;
   const int64_t nstripes = (g.n + NR - 1) / NR, panels = (g.m + MR - 1) / MR;
-  // A C larger than the L2 is not there when a panel stores it: each panel asks for its lines
-  // first. The row-major LM head (64 x 50257) ran 1.12-1.14x faster so; C within the L2 lost 1%
-  // (n = 256), and GPT-2's other products, C within the L2, gained at most 1% (NOTES.md,
-  // 2026-12-05, fourth session).
-  const bool fetch_c = double(g.m) * double(g.n) * double(sizeof(T)) > double(l2_bytes());
+  // Where a kc block's C, B and A together are larger than the L2, a tile of C has left it by the
+  // time a panel stores it (or adds to it): each panel asks for its lines first. The row-major LM
+  // head (64 x 50257) ran 1.12-1.14x faster so, GPT-2's other 64-row products 1.01-1.03x; where
+  // the block fits, as at n = 256, the requests only cost (0.99x; NOTES.md, 2026-12-05, fourth
+  // session).
+  const bool fetch_c =
+      (double(g.m) * double(g.n) + double(KC) * double(g.n) + double(g.m) * double(KC)) * double(sizeof(T)) >
+      double(l2_bytes());
   auto work = [&](int64_t s0, int64_t s1, int64_t r0, int64_t r1) {
     for (int64_t pc = 0; pc < g.k; pc += KC) {
       const int64_t kc = std::min(KC, g.k - pc);
