@@ -50,8 +50,13 @@ struct RowsA {
 // Every row panel reads the stripe from L2, so the distance only has to cover L2's latency; at
 // 2304 columns one to eight rows ran within 2% of one another, and the fewer lines in flight, the
 // fewer the stripe's rows evict from the few L1 sets they share (NOTES.md, 2026-12-05, third
-// session). A stripe does not prefetch its tile of C either, for the same sets' sake.
+// session). A stripe does not fetch its tile of C into L1 either, for the same sets' sake (into
+// L2, where its caller says C is not there: kernel_body_stripe).
 constexpr int kStripeAhead = 2;
+// How many row panels of a stripe, the last ones, fetch the next stripe between them: eight, all
+// of GPT-2's 64 rows. Rows fetched into L1 by the panels of a taller stripe waited too long there
+// for their turn: with every panel fetching, 128-256 rows ran 0.98-0.99x (NOTES.md, 2026-12-05,
+// fourth session).
 constexpr int64_t kStripeFetchPanels = 8;
 
 // MR rows, NV vectors of W lanes per row: NR = NV * W columns. Row p of the B sliver is at
@@ -240,9 +245,9 @@ __attribute__((always_inline)) inline void stripe_panels(int64_t kc, const T* a,
 // A stripe of C: all `rows` rows (A read where it lies, a_rs apart) times NR columns of B, read
 // where they lie (b_rs apart), row panels of MR and a last one of the rest, in one call so that
 // one panel's end overlaps the next one's start. Nothing is copied: each panel reads the stripe's
-// rows of B from L2 (the first from farther), kStripeAhead rows ahead of itself, and every panel
-// fetches a share of the next stripe's rows (`next`, the same rows NR columns on; nullptr: none),
-// a whole row every few steps. With few rows a copy of B would be read by too few panels to repay
+// rows of B from L2 (the first from farther), kStripeAhead rows ahead of itself, and the last
+// kStripeFetchPanels panels fetch the next stripe's rows (`next`, the same rows NR columns on;
+// nullptr: none), a share each, a whole row every few steps. With few rows a copy of B would be read by too few panels to repay
 // its making (NOTES.md, 2026-12-05, third session). Rows of B that do not start on a cache line
 // take the kernels that also fetch each row's last line; aligned rows skip that prefetch, which
 // cost them 1% (0.99x in turns). With fetch_c, each panel first asks for its lines of C, for a C
