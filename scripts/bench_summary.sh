@@ -76,11 +76,14 @@ if [ "$importable" = 1 ]; then
 fi
 if [ "$turns" = 1 ]; then
   for t in $threads; do
-    step "in turns, one process, $t thread(s): the attention cells above and GPT-2's 128-token prefill"
+    step "in turns, one process, $t thread(s): the attention cells above, GPT-2's 128-token prefill and a decode step without the cache"
     "$PY" examples/attention/bench_in_turns.py --threads "$t" --seq 1024,4096 --head-dim 64 --causal both \
       --repeats 11 --json "$out/attention_turns_t$t.json"
     "$PY" examples/gpt2/prefill_in_turns.py --threads "$t" --prompt-len 128 --repeats 15 \
       --json "$out/gpt2_prefill_turns_t$t.json"
+    # The middle step of the rounds' no-cache decode (positions 128-159), which the rounds' drift blurs.
+    "$PY" examples/gpt2/prefill_in_turns.py --threads "$t" --prompt-len 144 --no-cache --repeats 15 \
+      --json "$out/gpt2_nocache_step_turns_t$t.json"
   done
 elif [ "$importable" = 0 ]; then
   echo "bench_summary: $PY cannot import ember and torch; the rows in turns are skipped (./run.sh bench-deps)" >&2

@@ -204,9 +204,10 @@ def attention_rows(t, d, threads):
 
 def turns_rows(t, d, threads):
     """Rows timed in turns, call by call, in one process (examples/common/in_turns.py): the
-    attention cells of attention_turns_tT.json (examples/attention/bench_in_turns.py) and the prefill
-    of gpt2_prefill_turns_tT.json (examples/gpt2/prefill_in_turns.py). Their ratio is the median of
-    the per-pair ratios; the times are each side's median."""
+    attention cells of attention_turns_tT.json (examples/attention/bench_in_turns.py), the prefill
+    of gpt2_prefill_turns_tT.json and the decode step without the cache of
+    gpt2_nocache_step_turns_tT.json (both examples/gpt2/prefill_in_turns.py). Their ratio is the
+    median of the per-pair ratios; the times are each side's median."""
     doc = load(os.path.join(d, f"attention_turns_t{threads}.json"))
     for r in (doc or {}).get("results", []):
         heads = f", {r['heads']} heads" if r.get("heads", 1) > 1 else ""
@@ -216,6 +217,10 @@ def turns_rows(t, d, threads):
     if doc:
         t.add(f"GPT-2 124M prefill, {doc['prompt_len']} tokens", threads, doc["ember_ms"], doc["torch_ms"],
               f"nanoGPT-style PyTorch (in turns, {doc['repeats']} pairs)", "ms", ratio=doc["ratio"])
+    doc = load(os.path.join(d, f"gpt2_nocache_step_turns_t{threads}.json"))
+    if doc:
+        t.add(f"GPT-2 decode without the cache, one step at {doc['prompt_len']} tokens", threads, doc["ember_ms"],
+              doc["torch_ms"], f"nanoGPT-style PyTorch (in turns, {doc['repeats']} pairs)", "ms", ratio=doc["ratio"])
 
 
 def autograd_rows(t, d, threads):

@@ -10,6 +10,12 @@ benchmarks time: the prompt's keys and values into an empty cache, and the LM he
 position only. Random weights at the shapes of --config (GPT-2's initialisation on both sides; the
 time does not depend on the values).
 
+With --no-cache it times one step of decoding without the cache instead, which is a forward of the
+whole sequence with no cache at all, the LM head on the last position: what `gpt2 generate
+--no-cache` and nanoGPT's loop (bench_torch.py) do for every token. The summary times it at 144
+tokens, the middle of a 32-token decode after a 128-token prompt, because the rounds of
+`gpt2 bench`, a minute apart, drift with the host.
+
 It needs one Python with both `ember` and `torch` 2.x (`./run.sh bench-deps` puts ember into the
 peer environment, `./run.sh peer-ember` brings it up to the tree after a change to the library):
 
@@ -33,6 +39,8 @@ def main():
     ap.add_argument("--config", default="gpt2", choices=["gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"])
     ap.add_argument("--prompt-len", type=int, default=128, help="prompt tokens prefilled in one pass")
     ap.add_argument("--threads", type=int, default=1, help="threads for both libraries")
+    ap.add_argument("--no-cache", action="store_true",
+                    help="time a decode step without the cache (the whole sequence, no cache) instead")
     ap.add_argument("--repeats", type=int, default=11, help="timed prefills per side")
     ap.add_argument("--wait-policy", default="", help="OMP_WAIT_POLICY for both runtimes (default: passive "
                     "above one thread, OpenMP's own at one)")
@@ -70,17 +78,18 @@ def main():
 
     def ember_prefill():
         with ember.no_grad():
-            cache = emodel.new_cache(1, plen + 1)
+            cache = None if args.no_cache else emodel.new_cache(1, plen + 1)
             h = emodel.hidden(eids, cache)
             ember.matmul(h[:, plen - 1:plen], wte_t)
 
     def torch_prefill():
         with torch.no_grad():
-            tmodel(tids, peer.KVCache(tconf, 1, plen))
+            tmodel(tids, None if args.no_cache else peer.KVCache(tconf, 1, plen))
 
     te, tt = time_in_turns(ember_prefill, torch_prefill, args.repeats, warmup_s=0.5)
-    row = {"config": args.config, "prompt_len": plen, **summarise(te, tt)}
-    print(f"{args.config} prefill of {plen} tokens, {args.threads} thread(s): Ember {row['ember_ms']:.2f} ms, "
+    row = {"config": args.config, "prompt_len": plen, "no_cache": args.no_cache, **summarise(te, tt)}
+    what = f"decode step without the cache at {plen} tokens" if args.no_cache else f"prefill of {plen} tokens"
+    print(f"{args.config} {what}, {args.threads} thread(s): Ember {row['ember_ms']:.2f} ms, "
           f"PyTorch {torch.__version__} {row['torch_ms']:.2f} ms, PyTorch/Ember {row['ratio']:.2f}x "
           f"(pairs {row['ratio_min']:.2f}-{row['ratio_max']:.2f})", flush=True)
     if args.json:

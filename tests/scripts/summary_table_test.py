@@ -127,12 +127,17 @@ class SummaryTable(unittest.TestCase):
              "ratio": 1.5, "ratio_min": 1.1, "ratio_max": 1.9}]})
         write(f"{self.dir}/gpt2_prefill_turns_t1.json", {"threads": 1, "repeats": 15, "prompt_len": 128,
                                                           "ember_ms": 100.0, "torch_ms": 90.0, "ratio": 0.95})
+        write(f"{self.dir}/gpt2_nocache_step_turns_t1.json", {"threads": 1, "repeats": 15, "prompt_len": 144,
+                                                               "no_cache": True, "ember_ms": 110.0, "torch_ms": 130.0,
+                                                               "ratio": 1.25})
         out = self.run_script()
         # 1.50x and 0.95x, the pairs' medians, not 12 / 10 = 1.20x and 90 / 100 = 0.90x.
         self.assertIn("| attention fwd+bwd, N=4096, d=128, 12 heads, causal | 1 | 10.0 ms | 12.0 ms | "
                       "torch SDPA (in turns, 11 pairs) | 1.50x |", out)
         self.assertIn("| GPT-2 124M prefill, 128 tokens | 1 | 100.0 ms | 90.0 ms | "
                       "nanoGPT-style PyTorch (in turns, 15 pairs) | 0.95x |", out)
+        self.assertIn("| GPT-2 decode without the cache, one step at 144 tokens | 1 | 110.0 ms | 130.0 ms | "
+                      "nanoGPT-style PyTorch (in turns, 15 pairs) | 1.25x |", out)
 
     def test_compact_puts_threads_side_by_side(self):
         out = self.run_script("--compact")
