@@ -424,16 +424,16 @@ void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
   parallel_for(slivers, 1, [&](int64_t lo, int64_t hi) { work(lo, hi, 0, mpanels); });
 }
 
-// The rows of a block of A. The config's mc suits a 1 MiB L2 (its comment in microkernels.cpp); a
-// larger L2 takes proportionally more rows, so that each kc x NR sliver of B, fetched from L3, feeds
-// more panels of A (on the Xeon's 2 MiB L2, 384 rows: n = 2048 went from 86-93% of MKL to 90-96%
-// on one thread with the prefetch of the next sliver; NOTES.md, 2026-12-03).
 // This core's L2 in bytes (1 MiB where the system does not say).
 int64_t l2_bytes() {
   static const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
   return l2 > 0 ? int64_t(l2) : int64_t(1) << 20;
 }
 
+// The rows of a block of A. The config's mc suits a 1 MiB L2 (its comment in microkernels.cpp); a
+// larger L2 takes proportionally more rows, so that each kc x NR sliver of B, fetched from L3, feeds
+// more panels of A (on the Xeon's 2 MiB L2, 384 rows: n = 2048 went from 86-93% of MKL to 90-96%
+// on one thread with the prefetch of the next sliver; NOTES.md, 2026-12-03).
 template <class T>
 int64_t block_rows_for_l2(const PackedConfig<T>& cfg) {
   const int64_t scale = std::clamp<int64_t>(l2_bytes() >> 20, 1, 4);
