@@ -82,10 +82,13 @@ def matmul_rows(t, d, threads):
         transposed = r.get("b_transposed", False)
         shape = (r["m"], r["k"], r["n"])
         def peer(variant):
-            return next((b["gflops"] for b in ember["results"] if b["variant"] == variant and
+            return next((b for b in ember["results"] if b["variant"] == variant and
                          (b["m"], b["k"], b["n"]) == shape and b.get("b_transposed", False) == transposed
                          and b["gflops"] > 0), None)
         blas, mkl = peer("blas"), peer("mkl")
+        # MKL took turns with Ember: the median of the per-round ratios where the JSON has it.
+        mkl_ratio = (mkl or {}).get("packed_speedup_in_turns") or None
+        blas, mkl = blas and blas["gflops"], mkl and mkl["gflops"]
         if r["label"].startswith("n="):
             label = r["label"]
         elif transposed:
@@ -95,7 +98,8 @@ def matmul_rows(t, d, threads):
         # MKL called in bench_matmul's own process, timed in turns with Ember, where it ran; else
         # torch.mm timed by the Python peer in a separate run (row-major B only).
         if mkl is not None:
-            t.add(f"sgemm {label}", threads, r["gflops"], mkl, "MKL (torch's, same process)", "GFLOP/s", True)
+            t.add(f"sgemm {label}", threads, r["gflops"], mkl, "MKL (torch's, same process)", "GFLOP/s", True,
+                  ratio=mkl_ratio)
         else:
             t.add(f"sgemm {label}", threads, r["gflops"], None if transposed else tmm.get(shape), "torch.mm (MKL)",
                   "GFLOP/s", True)

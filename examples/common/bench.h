@@ -86,7 +86,9 @@ Timing measure(F&& f, const Options& opt = {}) {
 
 // Times several functions in turns: each warmed up, then one run of each per round, so that a slow
 // phase of a shared machine (a neighbour's burst lasts seconds) falls on all of them alike and their
-// ratio stays meaningful. opt.max_seconds caps the whole set's timed seconds.
+// ratio stays meaningful. Every other round runs them in the opposite order, so that none always
+// follows the same neighbour (whose cache footprint and clock it would inherit); samples_s stays in
+// round order. opt.max_seconds caps the whole set's timed seconds.
 inline std::vector<Timing> measure_interleaved(const std::vector<std::function<void()>>& fs, const Options& opt = {}) {
   for (const auto& f : fs)
     for (int i = 0; i < opt.warmup; ++i) f();
@@ -94,7 +96,8 @@ inline std::vector<Timing> measure_interleaved(const std::vector<std::function<v
   std::vector<std::vector<double>> cpu(fs.size());
   double total = 0;
   for (int r = 0; r < opt.repeats; ++r) {
-    for (size_t i = 0; i < fs.size(); ++i) {
+    for (size_t turn = 0; turn < fs.size(); ++turn) {
+      const size_t i = r % 2 ? fs.size() - 1 - turn : turn;
       double c0 = process_cpu_s(), t0 = now_s();
       fs[i]();
       double dt = now_s() - t0;
@@ -114,6 +117,17 @@ inline std::vector<Timing> measure_interleaved(const std::vector<std::function<v
     t.repeats = int(t.samples_s.size());
   }
   return ts;
+}
+
+// How many times faster `a` ran than `b` where both were timed in the same rounds of
+// measure_interleaved: the median over rounds of b's time / a's time. A slow phase of the machine
+// then cancels within each round instead of landing on one median more than the other. 0 where the
+// two were not timed in the same rounds (different sample counts) or not at all.
+inline double paired_speedup(const Timing& a, const Timing& b) {
+  if (a.samples_s.empty() || a.samples_s.size() != b.samples_s.size()) return 0;
+  std::vector<double> r;
+  for (size_t i = 0; i < a.samples_s.size(); ++i) r.push_back(b.samples_s[i] / a.samples_s[i]);
+  return median(r);
 }
 
 inline nlohmann::json to_json(const Timing& t) {

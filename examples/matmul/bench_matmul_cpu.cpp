@@ -150,6 +150,10 @@ std::vector<Result> run_typed(const Config& cfg) {
     double idle = cfg.wait_quiet_s > 0 ? bench::wait_for_quiet(cfg.wait_quiet_s) : -1;
     std::vector<bench::Timing> ts = bench::measure_interleaved(in_turns, cfg.timing);
     for (size_t i = 0; i < ts.size(); ++i) record(turns_index[i], ts[i], idle);
+    for (size_t i = 0; i < ts.size(); ++i)
+      if (rs[turns_index[i]].variant == "packed")
+        for (size_t j = 0; j < ts.size(); ++j)
+          if (j != i) rs[turns_index[j]].packed_speedup_in_turns = bench::paired_speedup(ts[i], ts[j]);
     if (std::count(cfg.variants.begin(), cfg.variants.end(), "blas")) {
       if (threads > 1) std::this_thread::sleep_for(std::chrono::milliseconds(kOpenMpSpinMs));
       if (auto f = prepare("blas")) {

@@ -49,6 +49,9 @@ struct Result {
   double max_rel_err = 0;  // of the validation before timing: max |c - ref| / sum |a||b|
   std::string note;        // e.g. "skipped: n > naive_max"
   double idle_before = -1;  // idle fraction of the CPUs just before timing (-1: not checked)
+  // For a peer timed in turns with "packed": how many times faster packed ran, the median of the
+  // per-round ratios (bench::paired_speedup); 0 where they were not timed in turns.
+  double packed_speedup_in_turns = 0;
 };
 
 using DeviceRunner = std::function<std::vector<Result>(const Config&)>;

@@ -78,6 +78,15 @@ class SummaryTable(unittest.TestCase):
         self.assertIn("| sgemm n=256 | 1 | 50.0 GFLOP/s | 100.0 GFLOP/s | MKL (torch's, same process) | 0.50x |", out)
         self.assertNotIn("| sgemm n=256 | 1 | 50.0 GFLOP/s | 40.0 GFLOP/s | torch.mm (MKL)", out)
 
+    def test_mkl_in_turns_takes_the_median_of_the_per_round_ratios(self):
+        # The medians say 0.50x; the rounds, in which the two took turns, said 0.93x.
+        write(f"{self.dir}/matmul_t2.json", {"results": [
+            {"variant": "packed", "label": "n=1024", "m": 1024, "k": 1024, "n": 1024, "gflops": 50.0},
+            {"variant": "mkl", "label": "n=1024", "m": 1024, "k": 1024, "n": 1024, "gflops": 100.0,
+             "packed_speedup_in_turns": 0.93}]})
+        out = self.run_script()
+        self.assertIn("| sgemm n=1024 | 2 | 50.0 GFLOP/s | 100.0 GFLOP/s | MKL (torch's, same process) | 0.93x |", out)
+
     def test_a_transposed_b_is_its_own_row_against_its_own_peer(self):
         write(f"{self.dir}/matmul_t1.json", {"results": [
             {"variant": "packed", "label": "64x768@768x50257", "m": 64, "k": 768, "n": 50257, "gflops": 60.0},

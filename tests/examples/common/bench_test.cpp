@@ -81,6 +81,41 @@ TEST(BenchMeasure, NoRepeatsTimesNothing) {
   EXPECT_DOUBLE_EQ(t.median_s, 0.0);
 }
 
+TEST(BenchMeasureInterleaved, RunsOneOfEachPerRoundInAlternatingOrder) {
+  std::string order;
+  std::vector<std::function<void()>> fs = {[&] { order += 'a'; }, [&] { order += 'b'; }, [&] { order += 'c'; }};
+  std::vector<bench::Timing> ts =
+      bench::measure_interleaved(fs, {1, 4, 4, std::numeric_limits<double>::infinity()});
+  EXPECT_EQ(order, "abc" "abc" "cba" "abc" "cba");  // the warm-up, then rounds 0-3
+  ASSERT_EQ(ts.size(), 3u);
+  for (const bench::Timing& t : ts) {
+    EXPECT_EQ(t.repeats, 4);
+    EXPECT_EQ(t.samples_s.size(), 4u);
+  }
+}
+
+TEST(BenchPairedSpeedup, IsTheMedianOfThePerRoundRatios) {
+  bench::Timing fast, slow;
+  // The machine slows down 3x after round 2; a runs at twice b's speed in every round.
+  fast.samples_s = {1, 1, 3, 3, 3};
+  slow.samples_s = {2, 2, 6, 6, 6};
+  EXPECT_DOUBLE_EQ(bench::paired_speedup(fast, slow), 2.0);
+  EXPECT_DOUBLE_EQ(bench::paired_speedup(slow, fast), 0.5);
+  // Where the two medians fall in different phases, their ratio says 1, the rounds say 2.
+  fast.samples_s = {1, 1, 3, 3, 3};
+  slow.samples_s = {2, 2, 2, 6, 6};
+  EXPECT_DOUBLE_EQ(bench::median(slow.samples_s) / bench::median(fast.samples_s), 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(bench::paired_speedup(fast, slow), 2.0);
+}
+
+TEST(BenchPairedSpeedup, UnpairedOrEmptyTimingsGiveZero) {
+  bench::Timing a, b;
+  EXPECT_DOUBLE_EQ(bench::paired_speedup(a, b), 0.0);
+  a.samples_s = {1, 2, 3};
+  b.samples_s = {1, 2};
+  EXPECT_DOUBLE_EQ(bench::paired_speedup(a, b), 0.0);
+}
+
 TEST(BenchWriteJson, WritesTheDocumentWithItsIndentAndANewline) {
   ScratchDir dir;
   nlohmann::json doc = {{"median_ms", 1.5}, {"rows", {1, 2, 3}}};
