@@ -124,27 +124,36 @@ void a_slivers_times_b(const PackedConfig<T>& cfg, int64_t rows, int64_t kc, con
     cfg.kernel(kc, a + full * a_step, bp, c + full * c_step, c_rs, accumulate);
 }
 
-// O_i = (O_i^T)^T / l, row by row: acc holds O_i^T (d rows of bq queries), ob gets m rows of d.
-// Read column-wise one float at a time, the transpose took 2-4% of the forward at N = 512-1024
-// (NOTES.md, 2026-12-04); floats go through the 8 x 8 register transposes of the B packing.
+// The kernel that reads `rows` (1..MR) rows of A where they lie, for configs that have
+// kernel_rows_a (those have one for every shorter panel too).
 template <class T>
-void write_output(const T* acc, int64_t bq, int64_t m, int64_t d, const T* l, CpuIsa isa, T* ob) {
+MicroKernelRowsA<T> rows_a_kernel(const PackedConfig<T>& cfg, int64_t rows) {
+  return rows == cfg.mr ? cfg.kernel_rows_a : cfg.first_rows_rows_a[rows];
+}
+
+// out = acc^T: out[r * d + c] = acc[c * acc_rs + r] for r < rows, c < d. The kernels accumulate
+// O^T, dK^T and dV^T (a row per head dimension); read column-wise one float at a time, this
+// transpose took 2-4% of the forward at N = 512-1024 (NOTES.md, 2026-12-04), so floats go through
+// the 8 x 8 register transposes of the B packing.
+template <class T>
+void transpose_out(const T* acc, int64_t acc_rs, int64_t rows, int64_t d, CpuIsa isa, T* out) {
 #if defined(__x86_64__) || defined(__i386__)
   if constexpr (std::is_same_v<T, float>) {
-    if (isa >= CpuIsa::Avx2) {
-      pack_b_transposed_avx2(acc, bq, 0, m, 0, d, int(d), ob);  // ob[r * d + c] = acc[c * bq + r]
-      for (int64_t r = 0; r < m; ++r) {
-        const float inv = 1.0f / l[r];
-        for (int64_t c = 0; c < d; ++c) ob[r * d + c] *= inv;
-      }
-      return;
-    }
+    if (isa >= CpuIsa::Avx2) return pack_b_transposed_avx2(acc, acc_rs, 0, rows, 0, d, int(d), out);
   }
 #endif
   (void)isa;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < d; ++c) out[r * d + c] = acc[c * acc_rs + r];
+}
+
+// O_i = (O_i^T)^T / l, row by row: acc holds O_i^T (d rows of bq queries), ob gets m rows of d.
+template <class T>
+void write_output(const T* acc, int64_t bq, int64_t m, int64_t d, const T* l, CpuIsa isa, T* ob) {
+  transpose_out(acc, bq, m, d, isa, ob);
   for (int64_t r = 0; r < m; ++r) {
     const T inv = T(1) / l[r];
-    for (int64_t c = 0; c < d; ++c) ob[r * d + c] = acc[c * bq + r] * inv;
+    for (int64_t c = 0; c < d; ++c) ob[r * d + c] *= inv;
   }
 }
 
@@ -244,7 +253,8 @@ void flash2_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, c
 
   // Per head: Q and dO as A slivers (MR queries, kc = d) for S = Q_i K_j^T and dP = dO_i V_j^T,
   // and Q^T and dO^T as A slivers (MR head dimensions, k over queries) for dK_j^T += Q_i^T dS and
-  // dV_j^T += dO_i^T P. Every key block reads them all.
+  // dV_j^T += dO_i^T P. Every key block reads them all. (Q and dO read where they lie instead, as
+  // dS is below, ran 0.97-0.99x from N = 1024 up: NOTES.md, 2026-12-05, fifth session.)
   const int64_t per_head = 2 * nqm * d + 2 * dm * nq;
   Tensor packed = empty({pr.bh * per_head}, dtype_of<T>::value);
   parallel_for(pr.bh, task_grain(8 * nq * d), [&](int64_t b, int64_t e) {
@@ -266,7 +276,7 @@ void flash2_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, c
     T* kb = vt + NR * d;        // K_j as B slivers (k over keys) for dQ_i += dS K_j
     T* sq = kb + dp * NR;       // S, then P: bq x NR, row-major (a B sliver over queries)
     T* dps = sq + bq * NR;      // dP, then dS
-    T* dsa = dps + bq * NR;     // dS as A slivers (MR queries, k over keys)
+    T* dsa = dps + bq * NR;     // dS as A slivers (MR queries, k over keys), where not read in place
     T* dk_acc = dsa + bq * NR;  // dK_j^T and dV_j^T: dm x NR
     T* dv_acc = dk_acc + dm * NR;
     T* dq_acc = dv_acc + dm * NR;
@@ -307,18 +317,28 @@ void flash2_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, c
         }
         a_slivers_times_b(cfg, d, m, dota + i0 * MR, MR * nq, sq, dv_acc, MR * NR, NR, true);
         a_slivers_times_b(cfg, d, m, qta + i0 * MR, MR * nq, dps, dk_acc, MR * NR, NR, true);
-        // dS (m x n, row stride NR) as A slivers down its columns: k runs over the block's keys.
-        pack_as_a(dps, m, NR, int64_t(1), int64_t(0), mq, n, MR, dsa);
-        for (int64_t jp = 0; jp < dp / NR; ++jp)
-          for (int64_t ip = 0; ip < mq; ++ip)
-            cfg.kernel(n, dsa + ip * MR * n, kb + jp * NR * n, dq_acc + (i0 + ip * MR) * dp + jp * NR, dp, true);
+        // dQ_i += dS K_j, k running over the block's keys. Where the instruction set has kernels
+        // that read A's rows in place, dS (m x n, rows NR apart: one 24 KiB tile in L1) is read
+        // where it lies, the last panel's rows < MR with a kernel of that height; else it is
+        // packed as A slivers first.
+        if (cfg.kernel_rows_a) {
+          for (int64_t jp = 0; jp < dp / NR; ++jp)
+            for (int64_t ip = 0; ip < mq; ++ip)
+              rows_a_kernel(cfg, std::min<int64_t>(MR, m - ip * MR))(n, dps + ip * MR * NR, NR, kb + jp * NR * n,
+                                                                     dq_acc + (i0 + ip * MR) * dp + jp * NR, dp, true,
+                                                                     nullptr, 0);
+        } else {
+          pack_as_a(dps, m, NR, int64_t(1), int64_t(0), mq, n, MR, dsa);
+          for (int64_t jp = 0; jp < dp / NR; ++jp)
+            for (int64_t ip = 0; ip < mq; ++ip)
+              cfg.kernel(n, dsa + ip * MR * n, kb + jp * NR * n, dq_acc + (i0 + ip * MR) * dp + jp * NR, dp, true);
+        }
         lo_row = std::min(lo_row, i0);
       }
-      for (int64_t r = 0; r < n; ++r)
-        for (int64_t c = 0; c < d; ++c) {
-          dk[(h * nk + j0 + r) * d + c] = pr.scale * dk_acc[c * NR + r];
-          dv[(h * nk + j0 + r) * d + c] = dv_acc[c * NR + r];
-        }
+      T* dkh = dk + (h * nk + j0) * d;
+      transpose_out(dk_acc, int64_t(NR), n, d, cfg.isa, dkh);
+      for (int64_t x = 0; x < n * d; ++x) dkh[x] *= pr.scale;
+      transpose_out(dv_acc, int64_t(NR), n, d, cfg.isa, dv + (h * nk + j0) * d);
     }
     flush();
   });
