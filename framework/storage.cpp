@@ -1,5 +1,6 @@
 #include "framework/storage.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <map>
@@ -12,6 +13,25 @@
 #endif
 
 namespace ember {
+
+// Blocks of 2 MiB or more start on a 2 MiB boundary and ask Linux for transparent huge pages
+// (where THP is set to "madvise", as on the VMs measured here, nothing else gets them): GPT-2's
+// one-thread decode steps, which stream every weight once, ran 1.11-1.37x faster on a Zen 4 with
+// them (with the GEMV's four rows, whose own share the runs could not separate; NOTES.md,
+// 2026-12-03), and the packed GEMM's buffers, on 4 KiB pages scattered over physical memory, had
+// run 2048^3 at half MKL's speed (NOTES.md, 2026-12-05, fifth session). A TLB walk per 4 KiB and
+// prefetchers that stop at 4 KiB boundaries are the likely causes, not measured apart.
+void* allocate_host(size_t bytes) {
+  constexpr size_t kHugePage = size_t(2) << 20;
+  if (bytes < kHugePage) return std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) / 64 * 64);
+  const size_t whole = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(kHugePage, whole);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (p) madvise(p, whole, MADV_HUGEPAGE);  // advice only: where it is refused, 4 KiB pages serve
+#endif
+  return p;
+}
+
 namespace cuda {
 void ensure_backend();  // framework/cuda/loader.cpp: loads libember_cuda.so, which installs its allocator
 }
@@ -42,7 +62,9 @@ class CpuCachingAllocator : public Allocator {
       return p;
     }
     if (stats_.cached_bytes > 0 && stats_.cached_bytes + int64_t(size) > cache_limit()) release_cached();
-    void* p = size >= kHugePage ? allocate_huge(size) : std::aligned_alloc(64, size);
+    // From 2 MiB on the block is rounded up to whole huge pages (allocate_host); the statistics
+    // and the cache keep the requested size, so the rounding stays invisible to them.
+    void* p = allocate_host(size);
     if (!p) {
       stats_.current_bytes -= size;
       throw Error(str("out of memory: could not allocate ", size, " bytes on the CPU"));
@@ -77,22 +99,6 @@ class CpuCachingAllocator : public Allocator {
 
  private:
   static size_t round(size_t b) { return b == 0 ? 64 : (b + 63) / 64 * 64; }
-  // Blocks of 2 MiB or more start on a 2 MiB boundary and ask Linux for transparent huge pages
-  // (where THP is set to "madvise", as on the VMs measured here, nothing else gets them): GPT-2's
-  // one-thread decode steps, which stream every weight once, ran 1.11-1.37x faster on a Zen 4 with
-  // them (with the GEMV's four rows, whose own share the runs could not separate; NOTES.md,
-  // 2026-12-03). A TLB walk per 4 KiB and prefetchers that stop at 4 KiB boundaries are the likely
-  // causes, not measured apart. The block is rounded up to whole huge pages; the statistics and the
-  // cache keep the requested size, so the rounding stays invisible to them.
-  static constexpr size_t kHugePage = size_t(2) << 20;
-  static void* allocate_huge(size_t size) {
-    const size_t whole = (size + kHugePage - 1) / kHugePage * kHugePage;
-    void* p = std::aligned_alloc(kHugePage, whole);
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (p) madvise(p, whole, MADV_HUGEPAGE);  // advice only: where it is refused, 4 KiB pages serve
-#endif
-    return p;
-  }
   int64_t cache_limit() const { return std::max(high_water_, int64_t(256) << 20); }
   void release_cached() {  // mu_ held
     for (auto& kv : free_)

@@ -28,6 +28,12 @@ class Allocator {
 };
 
 Allocator& allocator(Device d);  // throws when the device is not built in
+
+// Host memory for at least `bytes` (null where there is none), 64-byte aligned; from 2 MiB on,
+// 2 MiB aligned, rounded up to whole 2 MiB pages and offered to Linux for transparent huge pages.
+// Release it with std::free. The CPU allocator's blocks and the GEMM's packing buffers come from
+// here.
+void* allocate_host(size_t bytes);
 MemoryStats memory_stats(Device d = Device::CPU);
 void reset_peak_memory(Device d = Device::CPU);
 
