@@ -124,13 +124,6 @@ void a_slivers_times_b(const PackedConfig<T>& cfg, int64_t rows, int64_t kc, con
     cfg.kernel(kc, a + full * a_step, bp, c + full * c_step, c_rs, accumulate);
 }
 
-// The kernel that reads `rows` (1..MR) rows of A where they lie, for configs that have
-// kernel_rows_a (those have one for every shorter panel too).
-template <class T>
-MicroKernelRowsA<T> rows_a_kernel(const PackedConfig<T>& cfg, int64_t rows) {
-  return rows == cfg.mr ? cfg.kernel_rows_a : cfg.first_rows_rows_a[rows];
-}
-
 // out = acc^T: out[r * d + c] = acc[c * acc_rs + r] for r < rows, c < d. The kernels accumulate
 // O^T, dK^T and dV^T (a row per head dimension); read column-wise one float at a time, this
 // transpose took 2-4% of the forward at N = 512-1024 (NOTES.md, 2026-12-04), so floats go through
@@ -324,9 +317,9 @@ void flash2_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, c
         if (cfg.kernel_rows_a) {
           for (int64_t jp = 0; jp < dp / NR; ++jp)
             for (int64_t ip = 0; ip < mq; ++ip)
-              rows_a_kernel(cfg, std::min<int64_t>(MR, m - ip * MR))(n, dps + ip * MR * NR, NR, kb + jp * NR * n,
-                                                                     dq_acc + (i0 + ip * MR) * dp + jp * NR, dp, true,
-                                                                     nullptr, 0);
+              cfg.rows_a_kernel(std::min<int64_t>(MR, m - ip * MR))(n, dps + ip * MR * NR, NR, kb + jp * NR * n,
+                                                                    dq_acc + (i0 + ip * MR) * dp + jp * NR, dp, true,
+                                                                    nullptr, 0);
         } else {
           pack_as_a(dps, m, NR, int64_t(1), int64_t(0), mq, n, MR, dsa);
           for (int64_t jp = 0; jp < dp / NR; ++jp)

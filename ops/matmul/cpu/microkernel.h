@@ -247,8 +247,8 @@ __attribute__((always_inline)) inline void stripe_panels(int64_t kc, const T* a,
 // one panel's end overlaps the next one's start. Nothing is copied: each panel reads the stripe's
 // rows of B from L2 (the first from farther), kStripeAhead rows ahead of itself, and the last
 // kStripeFetchPanels panels fetch the next stripe's rows (`next`, the same rows NR columns on;
-// nullptr: none), a share each, a whole row every few steps. With few rows a copy of B would be read by too few panels to repay
-// its making (NOTES.md, 2026-12-05, third session). Rows of B that do not start on a cache line
+// nullptr: none), a share each, a whole row every few steps. With few rows a copy of B would be
+// read by too few panels to repay its making (NOTES.md, 2026-12-05, third session). Rows of B that do not start on a cache line
 // take the kernels that also fetch each row's last line; aligned rows skip that prefetch, which
 // cost them 1% (0.99x in turns). With fetch_c, each panel first asks for its lines of C, for a C
 // that is not in the L2 (the caller knows): otherwise the panel's stores at the end wait on them.

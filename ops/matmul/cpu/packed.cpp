@@ -652,7 +652,7 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
               }
               if (a_rows) {  // A where it lies, the last panel's rows < MR with a kernel of that height
                 const T* ar = a + i0 * g.a_rs + pc;
-                const MicroKernelRowsA<T> kern = rows == MR ? cfg.kernel_rows_a : cfg.first_rows_rows_a[rows];
+                const MicroKernelRowsA<T> kern = cfg.rows_a_kernel(rows);
                 if (cols == NR) {
                   kern(kc, ar, g.a_rs, bs, cij, g.c_rs, accumulate, pf, pf_rows);
                   continue;

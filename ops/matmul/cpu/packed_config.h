@@ -45,6 +45,9 @@ struct PackedConfig {
   // With A read in place (nullptr: this config always packs A), and for its first r < MR rows.
   MicroKernelRowsA<T> kernel_rows_a = nullptr;
   MicroKernelRowsA<T> first_rows_rows_a[8] = {};
+  // The kernel that reads `rows` (1..mr) rows of A in place: kernel_rows_a for a full panel, else
+  // first_rows_rows_a[rows] (a config with the one has all of the others).
+  MicroKernelRowsA<T> rows_a_kernel(int64_t rows) const { return rows == mr ? kernel_rows_a : first_rows_rows_a[rows]; }
   // Stripes of stripe_nr columns in panels of stripe_mr rows (nullptr: the config has none), and
   // narrower ones for the last stripe of a product: stripe_narrow[v], v vectors of stripe_lanes.
   MicroKernelStripe<T> stripe = nullptr;
