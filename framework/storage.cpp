@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <new>
@@ -24,6 +25,7 @@ namespace ember {
 void* allocate_host(size_t bytes) {
   constexpr size_t kHugePage = size_t(2) << 20;
   if (bytes < kHugePage) return std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) / 64 * 64);
+  if (bytes > std::numeric_limits<size_t>::max() - kHugePage) return nullptr;  // no rounding up past the top
   const size_t whole = (bytes + kHugePage - 1) / kHugePage * kHugePage;
   void* p = std::aligned_alloc(kHugePage, whole);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include "framework/storage.h"
 
@@ -42,4 +43,10 @@ TEST(AllocateHost, ZeroBytesStillGivesAFreeablePointer) {
   void* p = allocate_host(0);
   EXPECT_NE(p, nullptr);
   std::free(p);
+}
+
+TEST(AllocateHost, ASizeThatCannotBeRoundedUpIsRefusedNotWrapped) {
+  // Rounding these up to whole 2 MiB pages would overflow size_t to a tiny block.
+  EXPECT_EQ(allocate_host(std::numeric_limits<size_t>::max()), nullptr);
+  EXPECT_EQ(allocate_host(std::numeric_limits<size_t>::max() - 100), nullptr);
 }
