@@ -431,16 +431,6 @@ int64_t l2_bytes() {
   return l2 > 0 ? int64_t(l2) : int64_t(1) << 20;
 }
 
-// The rows of a block of A. The config's mc suits a 1 MiB L2 (its comment in microkernels.cpp); a
-// larger L2 takes proportionally more rows, so that each kc x NR sliver of B, fetched from L3, feeds
-// more panels of A (on the Xeon's 2 MiB L2, 384 rows: n = 2048 went from 86-93% of MKL to 90-96%
-// on one thread with the prefetch of the next sliver; NOTES.md, 2026-12-03).
-template <class T>
-int64_t block_rows_for_l2(const PackedConfig<T>& cfg) {
-  const int64_t scale = std::clamp<int64_t>(l2_bytes() >> 20, 1, 4);
-  return cfg.mc * scale;
-}
-
 // Whether a product takes the few-rows path (packed_unpacked_b) rather than the general one.
 template <class T>
 bool few_rows(const GemmArgs& g, const PackedConfig<T>& cfg) {
@@ -561,16 +551,34 @@ bool a_in_place(const GemmArgs& g, const PackedConfig<T>& cfg, int64_t kc, int64
   return cfg.kernel_rows_a && g.a_cs == 1 && rows_fit_l2(g.a_rs * int64_t(sizeof(T)), mc, kc * int64_t(sizeof(T)));
 }
 // The rows of A's block in the general path: mc, or where A is row-major and its rows would not
-// keep mc of them in L2, the most rows (down to a quarter of mc) that they do keep, so that A is
-// still read in place. At n = 2048 (rows 8 KiB apart) 192 rows instead of 384 ran 1.02x on one
-// thread and 1.00-1.04x on two, 1024 x 4096 x 1024 (96 rows) 1.05-1.06x; a block of 48 rows
-// (32 KiB apart) lost 7% on two threads, so a quarter is the floor (NOTES.md).
+// keep mc of them in L2, the most rows (down to `least`) that they do keep, so that A is still read
+// in place. At n = 2048 (rows 8 KiB apart) 192 rows instead of 384 ran 1.02x on one thread and
+// 1.00-1.04x on two, 1024 x 4096 x 1024 (96 rows) 1.05-1.06x; a block of 48 rows (32 KiB apart)
+// lost 7% on two threads, so 96 rows on that 2 MiB L2 are the floor (NOTES.md).
 template <class T>
-int64_t a_block_rows(const GemmArgs& g, const PackedConfig<T>& cfg, int64_t kc, int64_t mc) {
+int64_t a_block_rows(const GemmArgs& g, const PackedConfig<T>& cfg, int64_t kc, int64_t mc, int64_t least) {
   if (!cfg.kernel_rows_a || g.a_cs != 1 || a_in_place(g, cfg, kc, mc)) return mc;
-  for (int64_t rows = (mc / 2) / cfg.mr * cfg.mr; rows >= mc / 4; rows = (rows / 2) / cfg.mr * cfg.mr)
+  for (int64_t rows = (mc / 2) / cfg.mr * cfg.mr; rows >= least; rows = (rows / 2) / cfg.mr * cfg.mr)
     if (a_in_place(g, cfg, kc, rows)) return rows;
   return mc;
+}
+
+// The depth and rows of the general path's blocks. The config's kc and mc suit a 1 MiB L2 (its
+// comment in microkernels.cpp): the kc x NR sliver of B and the mc x kc block of A fill half of it.
+// A 2 MiB L2 takes twice the depth rather than twice the rows: every kc block costs a load and a
+// store of each tile of C, and each call of the micro-kernel does twice the FMAs for the same
+// overhead. On the Xeon's 2 MiB L2, kc 1024 x mc 192 against 512 x 384 ran squares of 768-4096
+// 1.00-1.04x and GPT-2-sized products of 512-2048 rows 1.02-1.04x, on one thread and on two (NOTES.md,
+// 2026-12-05, sixth session). A still larger L2 also takes more rows.
+struct GeneralBlocks {
+  int64_t kc, mc;
+};
+template <class T>
+GeneralBlocks general_blocks(const GemmArgs& g, const PackedConfig<T>& cfg) {
+  const int64_t scale = std::clamp<int64_t>(l2_bytes() >> 20, 1, 4), deeper = std::min<int64_t>(scale, 2);
+  const int64_t kc = std::min(cfg.kc * deeper, g.k);
+  const int64_t mc = std::min(cfg.mc * (scale / deeper), round_up(g.m, cfg.mr));
+  return {kc, a_block_rows(g, cfg, kc, mc, cfg.mc * scale / 4)};  // the floor: a quarter of mc per MiB
 }
 
 template <class T>
@@ -579,8 +587,8 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
   const T* b = static_cast<const T*>(g.b);
   T* c = static_cast<T*>(g.c);
   const int MR = cfg.mr, NR = cfg.nr;
-  const int64_t KC = std::min(cfg.kc, g.k);
-  const int64_t MC = a_block_rows(g, cfg, KC, std::min(block_rows_for_l2(cfg), round_up(g.m, MR)));
+  const GeneralBlocks blocks = general_blocks(g, cfg);
+  const int64_t KC = blocks.kc, MC = blocks.mc;
   const int64_t NC = std::min(cfg.nc, round_up(g.n, NR));
 
   const int nt = threads_for(g);
@@ -722,9 +730,8 @@ void gemm_packed(const GemmArgs& g) { gemm_packed(g, best_cpu_isa()); }
 bool reads_a_in_place(const GemmArgs& g, CpuIsa isa) {
   if (g.m < kSkinnyRows || g.n == 0 || g.k == 0) return false;
   auto decide = [&](const auto& cfg) {
-    const int64_t kc = std::min(cfg.kc, g.k);
-    const int64_t mc = a_block_rows(g, cfg, kc, std::min(block_rows_for_l2(cfg), round_up(g.m, cfg.mr)));
-    return !few_rows(g, cfg) && a_in_place(g, cfg, kc, mc);
+    const GeneralBlocks blocks = general_blocks(g, cfg);
+    return !few_rows(g, cfg) && a_in_place(g, cfg, blocks.kc, blocks.mc);
   };
   return g.dtype == DType::Float32 ? decide(packed_config_f32(isa)) : decide(packed_config_f64(isa));
 }
