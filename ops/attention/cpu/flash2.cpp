@@ -61,6 +61,12 @@ int64_t zigzag(int64_t i, int64_t n) { return i % 2 == 0 ? i / 2 : n - 1 - i / 2
 // kForwardKeyBlock x NR floats (32 KiB with AVX-512's NR = 64), stays in L1 from the product that
 // writes it through the softmax's two passes to the product that reads it.
 constexpr int64_t kForwardKeyBlock = 128;
+// The most keys for which the forward reads K where it lies (six rows at a time, `kernel_rows_a`)
+// instead of packing it as A slivers. The copy costs a pass over K per head, the in-place reads a
+// little on every product (six streams from the L2 or L3 instead of one): at N = 512 reading in
+// place ran 1.02-1.05x, at N = 1024 0.98-1.01x and at 4096 0.95-0.97x, as the products grow with
+// N^2 and the copy with N (NOTES.md, 2026-12-05, sixth session).
+constexpr int64_t kKeysInPlace = 512;
 // Queries per inner step of the backward (rounded to MR): its S, dP (bq x NR each) and dS's A
 // slivers stay in L1 and L2 between the two products that write them and the three that read them.
 constexpr int64_t kBackwardQueryBlock = 96;
@@ -167,12 +173,14 @@ void flash2_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T*
 
   // Per head, K as A slivers (MR keys, kc = d) for S^T = K_j Q_i^T, and V^T as A slivers (MR head
   // dimensions, k over keys) for O_i^T += V_j^T P_ij^T.
+  // Up to kKeysInPlace keys, S^T's kernel reads K's rows where they lie instead of a packed copy.
+  const bool k_in_place = cfg.kernel_rows_a != nullptr && nk <= kKeysInPlace;
   Tensor packed = empty({pr.bh * (nkm * d + dm * nk)}, dtype_of<T>::value);
   T* ka_all = packed.data<T>();
   T* va_all = ka_all + pr.bh * nkm * d;
   parallel_for(pr.bh, task_grain(4 * nk * d), [&](int64_t b, int64_t e) {
     for (int64_t h = b; h < e; ++h) {
-      pack_as_a(k + h * kv, nk, d, int64_t(1), int64_t(0), nkm / MR, d, MR, ka_all + h * nkm * d);
+      if (!k_in_place) pack_as_a(k + h * kv, nk, d, int64_t(1), int64_t(0), nkm / MR, d, MR, ka_all + h * nkm * d);
       pack_as_a(v + h * kv, d, int64_t(1), d, int64_t(0), dm / MR, nk, MR, va_all + h * dm * nk);
     }
   });
@@ -189,6 +197,7 @@ void flash2_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T*
     for (int64_t t = b; t < e; ++t) {
       const int64_t h = t / tr, i0 = zigzag(t % tr, tr) * bq, m = std::min(bq, nq - i0), ns = ceil_div(m, NR);
       const T* ka = ka_all + h * nkm * d;
+      const T* kh = k + h * kv;
       const T* va = va_all + h * dm * nk;
       pack_as_b(q + (h * nq + i0) * d, m, d, d, true, cfg, qb);
       for (int64_t x = 0; x < ns * NR * d; ++x) qb[x] *= pr.scale;
@@ -202,8 +211,13 @@ void flash2_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T*
         T* ps = pt + s * bc * NR;
         for (int64_t j0 = 0; j0 < vis; j0 += bc) {
           const int64_t n = std::min(bc, vis - j0), kp = ceil_div(n, MR);
-          for (int64_t ip = 0; ip < kp; ++ip)
-            cfg.kernel(d, ka + (j0 + ip * MR) * d, qs, ps + ip * MR * NR, NR, false);
+          if (k_in_place)
+            for (int64_t ip = 0; ip < kp; ++ip)
+              cfg.rows_a_kernel(std::min<int64_t>(MR, n - ip * MR))(d, kh + (j0 + ip * MR) * d, d, qs,
+                                                                     ps + ip * MR * NR, NR, false, nullptr, 0);
+          else
+            for (int64_t ip = 0; ip < kp; ++ip)
+              cfg.kernel(d, ka + (j0 + ip * MR) * d, qs, ps + ip * MR * NR, NR, false);
           const bool masked = vis_first < j0 + n;
           if (masked)
             for (int c = 0; c < NR; ++c) lim[c] = int32_t(std::clamp<int64_t>(pr.visible(q0 + c) - j0, 0, n));
