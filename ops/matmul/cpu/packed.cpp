@@ -38,7 +38,8 @@ struct FreeDeleter {
 
 // A 64-byte aligned scratch buffer per calling thread, kept between calls (packing buffers are
 // needed on every matmul; a fresh allocation would cost more than packing small products). It
-// holds at most kc x nc + threads x kc x mc elements per dtype: about 9 MiB for float32.
+// holds at most kc x nc + threads x kc x mc elements per dtype: for float32 about 9 MiB on a 1 MiB
+// L2, 18 MiB on a 2 MiB one (twice the kc: general_blocks).
 template <class T>
 T* scratch(int slot, size_t count) {
   thread_local std::unique_ptr<void, FreeDeleter> buf[2];
