@@ -679,13 +679,14 @@ TEST(Attention, Flash2MatchesTheCompositeOnAwkwardShapes) {
   // The production kernel's blocks (up to 128 queries x 128 keys forward, one NR-key sliver x 96
   // queries backward, head dims padded to the micro-kernel's MR), on every instruction set the CPU has, against the composite float64
   // formula: N off every block multiple and past two blocks (300), d = 64, 128 and odd, causal and
-  // not, Nq < Nk, forward and all three gradients.
+  // not, Nq < Nk, forward and all three gradients. Up to 512 keys the float forward reads K where it
+  // lies, beyond that from packed slivers (kKeysInPlace in flash2.cpp): 530 keys take the second.
   struct S {
     Shape q, kv;
   };
   uint64_t seed = 500;
   for (S c : {S{{1, 1, 130, 64}, {1, 1, 130, 64}}, S{{2, 97, 128}, {2, 97, 128}}, S{{1, 2, 300, 7}, {1, 2, 300, 7}},
-              S{{40, 33}, {290, 33}}, S{{5, 64}, {200, 64}}, S{{1, 200, 1}, {1, 200, 1}}})
+              S{{40, 33}, {290, 33}}, S{{5, 64}, {200, 64}}, S{{1, 200, 1}, {1, 200, 1}}, S{{70, 64}, {530, 64}}})
     for (bool causal : {false, true}) {
       SCOPED_TRACE(str("q", to_string(c.q), " kv", to_string(c.kv), " causal=", causal));
       Tensor q = random(c.q, seed++), k = random(c.kv, seed++), v = random(c.kv, seed++), w = random(c.q, seed++);

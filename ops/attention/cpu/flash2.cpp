@@ -175,12 +175,13 @@ void flash2_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T*
   // dimensions, k over keys) for O_i^T += V_j^T P_ij^T.
   // Up to kKeysInPlace keys, S^T's kernel reads K's rows where they lie instead of a packed copy.
   const bool k_in_place = cfg.kernel_rows_a != nullptr && nk <= kKeysInPlace;
-  Tensor packed = empty({pr.bh * (nkm * d + dm * nk)}, dtype_of<T>::value);
+  const int64_t k_packed = k_in_place ? 0 : nkm * d;  // per head
+  Tensor packed = empty({pr.bh * (k_packed + dm * nk)}, dtype_of<T>::value);
   T* ka_all = packed.data<T>();
-  T* va_all = ka_all + pr.bh * nkm * d;
+  T* va_all = ka_all + pr.bh * k_packed;
   parallel_for(pr.bh, task_grain(4 * nk * d), [&](int64_t b, int64_t e) {
     for (int64_t h = b; h < e; ++h) {
-      if (!k_in_place) pack_as_a(k + h * kv, nk, d, int64_t(1), int64_t(0), nkm / MR, d, MR, ka_all + h * nkm * d);
+      if (!k_in_place) pack_as_a(k + h * kv, nk, d, int64_t(1), int64_t(0), nkm / MR, d, MR, ka_all + h * k_packed);
       pack_as_a(v + h * kv, d, int64_t(1), d, int64_t(0), dm / MR, nk, MR, va_all + h * dm * nk);
     }
   });
@@ -196,7 +197,7 @@ void flash2_forward(const Problem<T>& pr, const T* q, const T* k, const T* v, T*
     std::vector<int32_t> lim(static_cast<size_t>(NR));
     for (int64_t t = b; t < e; ++t) {
       const int64_t h = t / tr, i0 = zigzag(t % tr, tr) * bq, m = std::min(bq, nq - i0), ns = ceil_div(m, NR);
-      const T* ka = ka_all + h * nkm * d;
+      const T* ka = ka_all + h * k_packed;
       const T* kh = k + h * kv;
       const T* va = va_all + h * dm * nk;
       pack_as_b(q + (h * nq + i0) * d, m, d, d, true, cfg, qb);

@@ -261,7 +261,8 @@ TEST_P(MatmulVariants, PackedReadsRowMajorAInPlace) {
 }
 
 // Which products read A in place: never float64, a transposed A, few rows, or rows 32 KiB apart
-// (with kc = 512 floats they would use 1/16 of the L2's sets); float32 rows 2400 bytes apart do
+// (a block of them folds onto a few of the L2's sets, even at the floor of rows that
+// general_blocks allows); float32 rows 2400 bytes apart do
 // wherever the L2 holds a block of A (1 MiB or more: every x86 server core of the last years), and
 // rows 8 KiB apart too, in blocks of fewer rows.
 TEST(MatmulVariantsRowsOfA, TheRuleFollowsTheRowStrideAndTheL2) {
