@@ -569,8 +569,8 @@ int64_t a_block_rows(const GemmArgs& g, const PackedConfig<T>& cfg, int64_t kc, 
 // A 2 MiB L2 takes twice the depth rather than twice the rows: every kc block costs a load and a
 // store of each tile of C, and each call of the micro-kernel does twice the FMAs for the same
 // overhead. On the Xeon's 2 MiB L2, kc 1024 x mc 192 against 512 x 384 ran squares of 768-4096
-// 1.00-1.04x and GPT-2-sized products of 512-2048 rows 1.02-1.04x, on one thread and on two (NOTES.md,
-// 2026-12-05, sixth session). A still larger L2 also takes more rows. Configs whose B sliver is
+// 1.00-1.04x and GPT-2-sized products of 512-2048 rows 1.02-1.04x, on one thread and on two
+// (NOTES.md, 2026-12-05, sixth session). A still larger L2 also takes more rows. Configs whose B sliver is
 // sized for the L1 (AVX2's 256 x 16 floats, 16 KiB) keep their kc and take more rows, as before:
 // twice the depth would outgrow a 32 KiB L1, and it was not measured.
 struct GeneralBlocks {
@@ -578,6 +578,7 @@ struct GeneralBlocks {
 };
 template <class T>
 GeneralBlocks general_blocks(const GemmArgs& g, const PackedConfig<T>& cfg) {
+  // A B sliver over 64 KiB (more than any core's L1d) is one the config already streams from L2.
   const bool sliver_in_l2 = cfg.kc * cfg.nr * int64_t(sizeof(T)) > (int64_t(64) << 10);
   const int64_t scale = std::clamp<int64_t>(l2_bytes() >> 20, 1, 4);
   const int64_t deeper = sliver_in_l2 ? std::min<int64_t>(scale, 2) : 1;
