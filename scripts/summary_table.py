@@ -154,8 +154,9 @@ def median_run(docs):
 
 
 def gpt2_runs(d, threads):
-    """(Ember's, PyTorch's, peer label): from gpt2_rounds/rR_tT/ (examples/gpt2/bench_rounds.sh, Ember
-    and PyTorch taking turns; the median of the rounds) where present, else from one run gpt2_tT/."""
+    """(Ember's, PyTorch's, peer label, per-round ratios or None): from gpt2_rounds/rR_tT/
+    (examples/gpt2/bench_rounds.sh, Ember and PyTorch taking turns; each side's median of the rounds,
+    and the median of the rounds' ratios) where present, else from one run gpt2_tT/."""
     rounds = []
     for e_path in sorted(glob.glob(os.path.join(d, "gpt2_rounds", f"r*_t{threads}", "ember.json"))):
         e, p = load(e_path), load(os.path.join(os.path.dirname(e_path), "torch.json"))
@@ -163,28 +164,53 @@ def gpt2_runs(d, threads):
             rounds.append((e, p))
     if rounds:
         return (median_run([e for e, _ in rounds]), median_run([p for _, p in rounds]),
-                f"nanoGPT-style PyTorch (median of {len(rounds)} rounds)")
+                f"nanoGPT-style PyTorch (median of {len(rounds)} rounds)", rounds)
     return (load(os.path.join(d, f"gpt2_t{threads}", "ember.json")), load(os.path.join(d, f"gpt2_t{threads}", "torch.json")),
-            "nanoGPT-style PyTorch")
+            "nanoGPT-style PyTorch", None)
+
+
+def row_of(doc, a):
+    """The row of a gpt2 bench JSON with row a's length and cache setting, or None."""
+    return next((r for r in doc["rows"] if r["generated"] == a["generated"] and r["cache"] == a["cache"]), None)
+
+
+def round_ratio(rounds, speed):
+    """The median over rounds of speed(ember, torch) (Ember's speed / PyTorch's), where every round
+    has it; None without rounds. A round puts the two sides minutes apart at most, so its ratio
+    is free of the VM's slower and faster phases, which can put either side's median in the wrong
+    one (benchmarks/2026-12-05-intel-xeon-avx512-model207/summary_s9: one-thread prefill medians of
+    236 and 220 ms, 0.93x, from rounds whose own ratios were 1.20x, 0.93x and 1.11x)."""
+    if not rounds:
+        return None
+    ratios = [speed(e, p) for e, p in rounds]
+    return None if any(r is None for r in ratios) else median(ratios)
 
 
 def gpt2_rows(t, d, threads):
-    e, p, peer = gpt2_runs(d, threads)
+    e, p, peer, rounds = gpt2_runs(d, threads)
     if not e or not p:
         return
-    t.add(f"GPT-2 124M prefill, {e['prompt_len']} tokens", threads, e["prefill_s"] * 1e3, p["prefill_s"] * 1e3, peer, "ms")
+    t.add(f"GPT-2 124M prefill, {e['prompt_len']} tokens", threads, e["prefill_s"] * 1e3, p["prefill_s"] * 1e3, peer, "ms",
+          ratio=round_ratio(rounds, lambda x, y: y["prefill_s"] / x["prefill_s"]))
     for a in e["rows"]:
-        b = next((r for r in p["rows"] if r["generated"] == a["generated"] and r["cache"] == a["cache"]), None)
+        b = row_of(p, a)
+
+        def rate(key):
+            def speed(x, y):
+                rx, ry = row_of(x, a), row_of(y, a)
+                return rx[key] / ry[key] if rx and ry and key in rx and key in ry else None
+            return round_ratio(rounds, speed)
         what = f"GPT-2 decode, {a['generated']} tokens, {'KV cache' if a['cache'] else 'no cache'}"
-        t.add(what, threads, a["tokens_per_s"], b and b["tokens_per_s"], peer, "tok/s", True)
+        t.add(what, threads, a["tokens_per_s"], b and b["tokens_per_s"], peer, "tok/s", True, ratio=rate("tokens_per_s"))
         if a["cache"] and "decode_tokens_per_s" in a:  # the steps after the prompt's pass alone
             t.add(f"GPT-2 decode with the KV cache, the {a['generated'] - 1} steps after the prompt", threads,
-                  a["decode_tokens_per_s"], b and b.get("decode_tokens_per_s"), peer, "tok/s", True)
+                  a["decode_tokens_per_s"], b and b.get("decode_tokens_per_s"), peer, "tok/s", True,
+                  ratio=rate("decode_tokens_per_s"))
 
 
 def attention_rows(t, d, threads):
-    """From attention_tT_rR.json (rounds: the median of each side over them) where present, else
-    from the one run attention_tT.json."""
+    """From attention_tT_rR.json (rounds: the median of each side over them, and the median of the
+    rounds' ratios) where present, else from the one run attention_tT.json."""
     docs = [x for x in (load(p) for p in sorted(glob.glob(os.path.join(d, f"attention_t{threads}_r*.json")))) if x]
     rounds = len(docs)
     if not docs:
@@ -203,7 +229,8 @@ def attention_rows(t, d, threads):
         if rounds:
             peer += f" (median of {rounds} rounds)"
         t.add(f"attention {mode}, N={n}, d={dim}{', causal' if causal else ''}", threads,
-              median([r["median_ms"] for r in rs]), median([r["torch"]["ms"] for r in rs]), peer, "ms")
+              median([r["median_ms"] for r in rs]), median([r["torch"]["ms"] for r in rs]), peer, "ms",
+              ratio=median([r["torch"]["ms"] / r["median_ms"] for r in rs]) if rounds else None)
 
 
 def turns_rows(t, d, threads):
@@ -283,6 +310,8 @@ def main():
     if peer:
         print(f"Peer: {peer.get('info', {}).get('summary', peer.get('python', '?'))}.")
     print("Command: `scripts/bench_summary.sh results/summary`. Ratio = Ember's speed / the peer's (above 1: Ember faster).")
+    print("Rows timed in rounds or in turns show each side's median time and, as the ratio, the median of the rounds' "
+          "(or pairs') own ratios, which need not be the ratio of the two medians.")
     print()
     print(t.compact() if compact else t.markdown())
 

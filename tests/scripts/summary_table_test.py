@@ -101,34 +101,45 @@ class SummaryTable(unittest.TestCase):
         self.assertIn("| sgemm 64x768 @ (50257x768)^T | 1 | 57.0 GFLOP/s | 60.0 GFLOP/s | MKL (torch's, same process) |"
                       " 0.95x |", out)
 
-    def test_gpt2_rounds_give_medians(self):
-        # Three rounds at 2 threads: Ember's prefill 0.2, 0.6, 0.3 s (median 0.3), PyTorch's 0.3 s.
-        for r, (prefill, tps) in enumerate([(0.2, 40.0), (0.6, 10.0), (0.3, 30.0)], 1):
-            write(f"{self.dir}/gpt2_rounds/r{r}_t2/ember.json", {"prompt_len": 128, "prefill_s": prefill,
-                  "rows": [{"generated": 32, "cache": True, "tokens_per_s": tps, "decode_tokens_per_s": tps + 5}]})
-            write(f"{self.dir}/gpt2_rounds/r{r}_t2/torch.json", {"prompt_len": 128, "prefill_s": 0.3,
-                  "rows": [{"generated": 32, "cache": True, "tokens_per_s": 20.0, "decode_tokens_per_s": 25.0}]})
+    def test_gpt2_rounds_give_medians_and_the_rounds_ratio(self):
+        # Three rounds at 2 threads. Prefill: Ember 0.2, 0.6, 0.3 s (median 0.3), PyTorch 0.22, 0.3,
+        # 0.36 s (median 0.3): the medians say 1.00x, the rounds 1.10x, 0.50x and 1.20x (median 1.10x).
+        ember = [(0.2, 40.0, 45.0), (0.6, 10.0, 15.0), (0.3, 30.0, 35.0)]
+        torch = [(0.22, 30.0, 32.0), (0.3, 8.0, 10.0), (0.36, 25.0, 27.0)]
+        for r, (e, p) in enumerate(zip(ember, torch), 1):
+            for side, (prefill, tps, dps) in (("ember", e), ("torch", p)):
+                write(f"{self.dir}/gpt2_rounds/r{r}_t2/{side}.json", {"prompt_len": 128, "prefill_s": prefill,
+                      "rows": [{"generated": 32, "cache": True, "tokens_per_s": tps, "decode_tokens_per_s": dps}]})
         write(f"{self.dir}/matmul_t2.json", {"results": []})
         out = self.run_script()
         peer = "nanoGPT-style PyTorch (median of 3 rounds)"
-        self.assertIn(f"| GPT-2 124M prefill, 128 tokens | 2 | 300.0 ms | 300.0 ms | {peer} | 1.00x |", out)
-        self.assertIn(f"| GPT-2 decode, 32 tokens, KV cache | 2 | 30.00 tok/s | 20.00 tok/s | {peer} | 1.50x |", out)
-        self.assertIn(f"| GPT-2 decode with the KV cache, the 31 steps after the prompt | 2 | 35.00 tok/s | 25.00 tok/s |"
-                      f" {peer} | 1.40x |", out)
+        self.assertIn(f"| GPT-2 124M prefill, 128 tokens | 2 | 300.0 ms | 300.0 ms | {peer} | 1.10x |", out)
+        # 40/30, 10/8, 30/25 = 1.33, 1.25, 1.20: 1.25x, where the medians 30/25 say 1.20x.
+        self.assertIn(f"| GPT-2 decode, 32 tokens, KV cache | 2 | 30.00 tok/s | 25.00 tok/s | {peer} | 1.25x |", out)
+        # 45/32, 15/10, 35/27 = 1.41, 1.50, 1.30: 1.41x, where the medians 35/27 say 1.30x.
+        self.assertIn(f"| GPT-2 decode with the KV cache, the 31 steps after the prompt | 2 | 35.00 tok/s | 27.00 tok/s |"
+                      f" {peer} | 1.41x |", out)
         # The single run of 1 thread is still read as before.
         self.assertIn("| GPT-2 124M prefill, 128 tokens | 1 | 500.0 ms | 250.0 ms | nanoGPT-style PyTorch | 0.50x |", out)
 
-    def test_attention_rounds_give_medians(self):
+    def test_attention_rounds_give_medians_and_the_rounds_ratio(self):
         def doc(ember_ms, torch_ms):
             return {"results": [{"impl": "flash2", "mode": "fwd", "n": 1024, "d": 64, "causal": False,
                                  "median_ms": ember_ms, "torch": {"impl": "scaled_dot_product_attention", "ms": torch_ms}}]}
+        # Medians 3.0 and 4.0 ms (1.33x); the rounds 1.50x, 0.44x, 2.00x (median 1.50x).
         for r, (e, p) in enumerate([(2.0, 3.0), (9.0, 4.0), (3.0, 6.0)], 1):
             write(f"{self.dir}/attention_t1_r{r}.json", doc(e, p))
         write(f"{self.dir}/attention_t1.json", doc(100.0, 1.0))  # a single run beside rounds is not read
         out = self.run_script()
-        self.assertIn("| attention fwd, N=1024, d=64 | 1 | 3.000 ms | 4.000 ms | torch SDPA (median of 3 rounds) | 1.33x |",
+        self.assertIn("| attention fwd, N=1024, d=64 | 1 | 3.000 ms | 4.000 ms | torch SDPA (median of 3 rounds) | 1.50x |",
                       out)
         self.assertNotIn("100.0 ms", out)
+
+    def test_a_single_attention_run_gives_the_ratio_of_its_times(self):
+        write(f"{self.dir}/attention_t1.json", {"results": [{"impl": "flash2", "mode": "fwd", "n": 512, "d": 64,
+              "causal": True, "median_ms": 2.0, "torch": {"impl": "scaled_dot_product_attention", "ms": 3.0}}]})
+        out = self.run_script()
+        self.assertIn("| attention fwd, N=512, d=64, causal | 1 | 2.000 ms | 3.000 ms | torch SDPA | 1.50x |", out)
 
     def test_rows_in_turns_take_the_median_of_their_pairs(self):
         write(f"{self.dir}/attention_turns_t1.json", {"threads": 1, "repeats": 11, "results": [
