@@ -11,8 +11,10 @@
 // Packing reads A and B through their row and column strides, so transposed and other strided
 // views cost nothing extra, and it zero-pads the edge slivers so the micro-kernel always runs on
 // full MR x NR tiles (edge tiles go through a small buffer). One OpenMP region spans the whole
-// product; each thread owns a fixed part of C (see packed() below).
+// product; each thread owns a fixed part of C, or takes groups of its columns in turn (see
+// packed() below).
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -564,6 +566,13 @@ int64_t a_block_rows(const GemmArgs& g, const PackedConfig<T>& cfg, int64_t kc, 
   return mc;
 }
 
+// The columns of C a thread takes at a time where threads split only the columns of a product
+// whose A is read in place (packed() below): on the Xeon's two vCPUs, either of which can run
+// 10-20% slower than the other for whole calls at a time, fixed halves left one thread done 7-13 ms
+// before the other in 63-73 ms products of n = 2048. Groups of 128 columns taken in turn ran
+// n = 4096 at a median 1.07x of the halves, 2048 1.03x, 1536 1.01x, 1024 1.00x (NOTES.md, 2026-12-06).
+constexpr int64_t kColumnsInTurn = 128;
+
 // The depth and rows of the general path's blocks. The config's kc and mc suit a 1 MiB L2 (its
 // comment in microkernels.cpp): the kc x NR sliver of B and the mc x kc block of A fill half of it.
 // A 2 MiB L2 takes twice the depth rather than twice the rows: every kc block costs a load and a
@@ -602,7 +611,12 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
   const int64_t mpanels_all = (g.m + MR - 1) / MR;
   const bool a_rows = a_in_place(g, cfg, KC, MC);
   const Grid grid = thread_grid(nt, mpanels_all, (NC + NR - 1) / NR, a_rows);
-  T* bp = scratch<T>(0, size_t(KC * NC));                                 // shared: the packed kc x nc block of B
+  // Threads that split only columns, A read in place, take groups of kColumnsInTurn columns in
+  // turn (work_columns below), each packed into a region of the thread's own.
+  const bool columns_in_turn = nt > 1 && grid.tm == 1 && a_rows;
+  const int64_t group = std::max<int64_t>(1, kColumnsInTurn / NR);  // slivers per group
+  const int64_t b_elems = std::max(KC * NC, columns_in_turn ? nt * group * NR * KC : 0);
+  T* bp = scratch<T>(0, size_t(b_elems));                                 // the packed block of B, or each thread's group
   T* ap_all = a_rows ? nullptr : scratch<T>(1, size_t(nt * KC * MC));   // private: one packed block of A per thread
 
   // Each thread owns a fixed range of C's rows and columns for the whole product and packs its own
@@ -615,6 +629,61 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
   // region of a neighbour still working on the previous block), and nobody waits; on two Xeon
   // threads, with A read in place, that ran 1.02-1.03x faster than the shared block (NOTES.md).
   YieldingBarrier barrier(nt);
+  // One kc block of the columns [jp0, jp1) of the NC block at jc, for C's rows [row0, row1): the
+  // slivers from bt on (the first being sliver sl0 of the block), A packed into ap or read in place.
+  auto run_block = [&](int64_t jc, int64_t pc, int64_t kc, int64_t jp0, int64_t jp1, const T* bt, int64_t sl0,
+                       int64_t row0, int64_t row1, T* ap) {
+    const bool accumulate = pc > 0;
+    for (int64_t ic = row0; ic < row1; ic += MC) {
+      const int64_t mc = std::min(MC, row1 - ic), mpanels = (mc + MR - 1) / MR;
+      if (!a_rows)
+        for (int64_t ip = 0; ip < mpanels; ++ip) pack_a_sliver(g, a, ic + ip * MR, pc, kc, MR, ap + ip * MR * kc);
+      // The B sliver of one column of tiles stays in L1/L2 while the A slivers stream past it.
+      // Its successor (after the last, the first again, for the next block of A) comes from L3:
+      // the panels after the first fetch it a share each, so that it is in L2 when its turn comes.
+      for (int64_t jp = jp0; jp < jp1; ++jp) {
+        const T* next = bt + ((jp + 1 < jp1 ? jp + 1 : jp0) - sl0) * NR * kc;
+        const int64_t share = mpanels > 1 ? (kc + mpanels - 2) / (mpanels - 1) : 0;
+        for (int64_t ip = 0; ip < mpanels; ++ip) {
+          const int64_t i0 = ic + ip * MR, j0 = jc + jp * NR;
+          const int64_t rows = std::min<int64_t>(MR, g.m - i0), cols = std::min<int64_t>(NR, g.n - j0);
+          const T* bs = bt + (jp - sl0) * NR * kc;
+          T* cij = c + i0 * g.c_rs + j0;
+          const T* pf = nullptr;
+          int64_t pf_rows = 0;
+          if (ip > 0 && (ip - 1) * share < kc) {
+            const int64_t r0 = (ip - 1) * share;
+            pf = next + r0 * NR, pf_rows = std::min(share, kc - r0);
+          }
+          if (a_rows) {  // A where it lies, the last panel's rows < MR with a kernel of that height
+            const T* ar = a + i0 * g.a_rs + pc;
+            const MicroKernelRowsA<T> kern = cfg.rows_a_kernel(rows);
+            if (cols == NR) {
+              kern(kc, ar, g.a_rs, bs, cij, g.c_rs, accumulate, pf, pf_rows);
+              continue;
+            }
+            alignas(64) T edge[16 * 64];
+            kern(kc, ar, g.a_rs, bs, edge, NR, false, pf, pf_rows);
+            for (int64_t i = 0; i < rows; ++i)
+              for (int64_t j = 0; j < cols; ++j)
+                cij[i * g.c_rs + j] = accumulate ? cij[i * g.c_rs + j] + edge[i * NR + j] : edge[i * NR + j];
+            continue;
+          }
+          const T* as = ap + ip * MR * kc;
+          if (rows == MR && cols == NR) {
+            if (pf) cfg.kernel_strided_b(kc, as, bs, NR, cij, g.c_rs, accumulate, pf, NR, pf_rows, nullptr);
+            else cfg.kernel(kc, as, bs, cij, g.c_rs, accumulate);
+            continue;
+          }
+          alignas(64) T edge[16 * 64];  // >= the largest MR x NR of any config
+          cfg.kernel(kc, as, bs, edge, NR, false);
+          for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = 0; j < cols; ++j)
+              cij[i * g.c_rs + j] = accumulate ? cij[i * g.c_rs + j] + edge[i * NR + j] : edge[i * NR + j];
+        }
+      }
+    }
+  };
   auto work = [&](const int t, const int threads, const Grid gr, YieldingBarrier* bar) {
     const int ti = t / gr.tn, tj = t % gr.tn;
     const int64_t mshare = (mpanels_all + gr.tm - 1) / gr.tm;
@@ -627,7 +696,6 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
       const int64_t jp0 = std::min(npanels, tj * nshare), jp1 = std::min(npanels, (tj + 1) * nshare);
       for (int64_t pc = 0; pc < g.k; pc += KC) {
         const int64_t kc = std::min(KC, g.k - pc);
-        const bool accumulate = pc > 0;
         // This thread's slivers: from bt on, the first being sliver sl0 of the block.
         const bool own = gr.tm == 1;
         T* const bt = own ? bp + jp0 * NR * KC : bp;
@@ -642,56 +710,31 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
                          cfg.isa >= CpuIsa::Avx2);
           if (bar) bar->wait();
         }
-        if (jp0 >= jp1) continue;
-        for (int64_t ic = row0; ic < row1; ic += MC) {
-          const int64_t mc = std::min(MC, row1 - ic), mpanels = (mc + MR - 1) / MR;
-          if (!a_rows)
-            for (int64_t ip = 0; ip < mpanels; ++ip) pack_a_sliver(g, a, ic + ip * MR, pc, kc, MR, ap + ip * MR * kc);
-          // The B sliver of one column of tiles stays in L1/L2 while the A slivers stream past it.
-          // Its successor (after the last, the first again, for the next block of A) comes from L3:
-          // the panels after the first fetch it a share each, so that it is in L2 when its turn comes.
-          for (int64_t jp = jp0; jp < jp1; ++jp) {
-            const T* next = bt + ((jp + 1 < jp1 ? jp + 1 : jp0) - sl0) * NR * kc;
-            const int64_t share = mpanels > 1 ? (kc + mpanels - 2) / (mpanels - 1) : 0;
-            for (int64_t ip = 0; ip < mpanels; ++ip) {
-              const int64_t i0 = ic + ip * MR, j0 = jc + jp * NR;
-              const int64_t rows = std::min<int64_t>(MR, g.m - i0), cols = std::min<int64_t>(NR, g.n - j0);
-              const T* bs = bt + (jp - sl0) * NR * kc;
-              T* cij = c + i0 * g.c_rs + j0;
-              const T* pf = nullptr;
-              int64_t pf_rows = 0;
-              if (ip > 0 && (ip - 1) * share < kc) {
-                const int64_t r0 = (ip - 1) * share;
-                pf = next + r0 * NR, pf_rows = std::min(share, kc - r0);
-              }
-              if (a_rows) {  // A where it lies, the last panel's rows < MR with a kernel of that height
-                const T* ar = a + i0 * g.a_rs + pc;
-                const MicroKernelRowsA<T> kern = cfg.rows_a_kernel(rows);
-                if (cols == NR) {
-                  kern(kc, ar, g.a_rs, bs, cij, g.c_rs, accumulate, pf, pf_rows);
-                  continue;
-                }
-                alignas(64) T edge[16 * 64];
-                kern(kc, ar, g.a_rs, bs, edge, NR, false, pf, pf_rows);
-                for (int64_t i = 0; i < rows; ++i)
-                  for (int64_t j = 0; j < cols; ++j)
-                    cij[i * g.c_rs + j] = accumulate ? cij[i * g.c_rs + j] + edge[i * NR + j] : edge[i * NR + j];
-                continue;
-              }
-              const T* as = ap + ip * MR * kc;
-              if (rows == MR && cols == NR) {
-                if (pf) cfg.kernel_strided_b(kc, as, bs, NR, cij, g.c_rs, accumulate, pf, NR, pf_rows, nullptr);
-                else cfg.kernel(kc, as, bs, cij, g.c_rs, accumulate);
-                continue;
-              }
-              alignas(64) T edge[16 * 64];  // >= the largest MR x NR of any config
-              cfg.kernel(kc, as, bs, edge, NR, false);
-              for (int64_t i = 0; i < rows; ++i)
-                for (int64_t j = 0; j < cols; ++j)
-                  cij[i * g.c_rs + j] = accumulate ? cij[i * g.c_rs + j] + edge[i * NR + j] : edge[i * NR + j];
-            }
-          }
-        }
+        if (jp0 < jp1) run_block(jc, pc, kc, jp0, jp1, bt, sl0, row0, row1, ap);
+      }
+    }
+  };
+  // Where the threads split only columns, each takes the next group of slivers from a shared
+  // counter, packs it into its own region and runs it through every kc block and every row, until
+  // none is left. Fixed halves (work() above) made a thread whose core ran slower for a while keep
+  // the other waiting; a group's B (kc x 128 columns) also stays in L2 across all the row blocks.
+  std::atomic<int64_t> claimed{0};
+  auto work_columns = [&](const int t) {
+    T* const bt = bp + t * group * NR * KC;
+    for (;;) {
+      int64_t u = claimed.fetch_add(1, std::memory_order_relaxed), jc = 0, npanels = 0;
+      for (; jc < g.n; jc += NC) {  // unit u: group u of the NC blocks' groups, counted in order
+        npanels = (std::min(NC, g.n - jc) + NR - 1) / NR;
+        const int64_t units = (npanels + group - 1) / group;
+        if (u < units) break;
+        u -= units;
+      }
+      if (jc >= g.n) return;
+      const int64_t jp0 = u * group, jp1 = std::min(npanels, jp0 + group);
+      for (int64_t pc = 0; pc < g.k; pc += KC) {
+        const int64_t kc = std::min(KC, g.k - pc);
+        pack_b_slivers(g, b, pc, kc, jc + jp0 * NR, 0, jp1 - jp0, NR, bt, cfg.isa >= CpuIsa::Avx2);
+        run_block(jc, pc, kc, jp0, jp1, bt, jp0, 0, g.m, nullptr);
       }
     }
   };
@@ -703,7 +746,8 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
 #else
     const int t = 0, threads = 1;
 #endif
-    if (threads == nt) work(t, threads, grid, &barrier);
+    if (threads == nt && columns_in_turn) work_columns(t);
+    else if (threads == nt) work(t, threads, grid, &barrier);
     else if (t == 0) work(0, 1, Grid{}, nullptr);  // the runtime granted fewer threads than asked
   }
 }

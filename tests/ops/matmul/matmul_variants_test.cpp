@@ -243,7 +243,9 @@ TEST(MatmulVariantsStreamedB, ThresholdDefaultsFromTheCacheAndRejectsNegatives) 
 // shorter kernel), a last sliver narrower than NR (through the edge buffer), k over several kc
 // blocks, more rows than one block of A (mc = 192-768), and rows wider than k (a slice of a wider
 // matrix); a row stride of 8 KiB, read in place in blocks of fewer rows, and one of 32 KiB, which
-// the rule sends back to the packed copy.
+// the rule sends back to the packed copy. On two threads these split the columns, taken in groups
+// in turn: 340 columns leave a last group of one narrow sliver on AVX-512 (groups of two) and
+// 4200 a second block of columns (nc = 4096), whose groups are counted after the first block's.
 TEST_P(MatmulVariants, PackedReadsRowMajorAInPlace) {
   DType dt = GetParam();
   struct Case {
@@ -251,7 +253,8 @@ TEST_P(MatmulVariants, PackedReadsRowMajorAInPlace) {
   };
   const std::vector<Case> cases = {{400, 600, 200, 600}, {301, 1100, 130, 1103}, {800, 70, 64, 70},
                                    {299, 40, 300, 45},   {303, 520, 64, 520},   {305, 33, 65, 40},
-                                   {389, 40, 70, 8192}, {400, 600, 200, 2048}};
+                                   {389, 40, 70, 8192}, {400, 600, 200, 2048}, {300, 1100, 340, 1100},
+                                   {300, 70, 4200, 70}};
   for (const Case& cs : cases) {
     Tensor a = random({cs.m, cs.row_stride}, 17).to(dt).slice(1, 0, cs.k);
     Tensor b = random({cs.k, cs.n}, 18).to(dt);
