@@ -615,8 +615,8 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
   // turn (work_columns below), each packed into a region of the thread's own.
   const bool columns_in_turn = nt > 1 && grid.tm == 1 && a_rows;
   const int64_t group = std::max<int64_t>(1, kColumnsInTurn / NR);  // slivers per group
-  const int64_t b_elems = std::max(KC * NC, columns_in_turn ? nt * group * NR * KC : 0);
-  T* bp = scratch<T>(0, size_t(b_elems));                                 // the packed block of B, or each thread's group
+  const int64_t b_elems = columns_in_turn ? nt * group * NR * KC : KC * NC;
+  T* bp = scratch<T>(0, size_t(b_elems));  // the packed kc x nc block of B, or one group per thread
   T* ap_all = a_rows ? nullptr : scratch<T>(1, size_t(nt * KC * MC));   // private: one packed block of A per thread
 
   // Each thread owns a fixed range of C's rows and columns for the whole product and packs its own
