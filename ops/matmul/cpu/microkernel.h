@@ -257,8 +257,9 @@ __attribute__((always_inline)) inline void stripe_panels(int64_t kc, const T* a,
 // nullptr: none), a share each, a whole row every few steps. With few rows a copy of B would be
 // read by too few panels to repay its making (NOTES.md, 2026-12-05, third session). Rows of B
 // that do not start on a cache line take the kernels that also fetch each row's last line;
-// aligned rows skip that prefetch, which cost them 1% (0.99x in turns). With fetch_c, each panel first asks for its lines of C, for a C
-// that is not in the L2 (the caller knows): otherwise the panel's stores at the end wait on them.
+// aligned rows skip that prefetch, which cost them 1% (0.99x in turns). With fetch_c, each panel
+// first asks for its lines of C, for a C that is not in the L2 (the caller knows): otherwise the
+// panel's stores at the end wait on them.
 template <class T, int W, int MR, int NV>
 __attribute__((always_inline)) inline void kernel_body_stripe(int64_t kc, const T* a, int64_t a_rs, int64_t rows,
                                                               const T* b, int64_t b_rs, T* c, int64_t c_rs,
