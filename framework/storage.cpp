@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <new>
+#include <string>
 #include <vector>
 
 #if defined(__linux__)
@@ -14,6 +17,32 @@
 #endif
 
 namespace ember {
+
+namespace {
+
+// Whether Linux gives transparent huge pages to memory that asks for them: THP is built in and not
+// set to "never" (read once; "always" and "madvise" both honour MADV_HUGEPAGE).
+bool thp_honoured() {
+  static const bool on = [] {
+    std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
+    std::string line;
+    return std::getline(f, line) && line.find("[never]") == std::string::npos;
+  }();
+  return on;
+}
+
+// The blocks of allocate_host that asked for huge pages and were granted the advice: start -> end.
+// Never destroyed: the CPU allocator's own destructor, at exit, still frees blocks through here.
+std::mutex& huge_mu() {
+  static auto* mu = new std::mutex;
+  return *mu;
+}
+std::map<uintptr_t, uintptr_t>& huge_blocks() {
+  static auto* blocks = new std::map<uintptr_t, uintptr_t>;
+  return *blocks;
+}
+
+}  // namespace
 
 // Blocks of 2 MiB or more start on a 2 MiB boundary and ask Linux for transparent huge pages
 // (where THP is set to "madvise", as on the VMs measured here, nothing else gets them): GPT-2's
@@ -29,9 +58,33 @@ void* allocate_host(size_t bytes) {
   const size_t whole = (bytes + kHugePage - 1) / kHugePage * kHugePage;
   void* p = std::aligned_alloc(kHugePage, whole);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-  if (p) madvise(p, whole, MADV_HUGEPAGE);  // advice only: where it is refused, 4 KiB pages serve
+  // Advice only: where it is refused, 4 KiB pages serve, and on_huge_pages says no.
+  if (p && madvise(p, whole, MADV_HUGEPAGE) == 0 && thp_honoured()) {
+    std::lock_guard<std::mutex> lock(huge_mu());
+    huge_blocks()[reinterpret_cast<uintptr_t>(p)] = reinterpret_cast<uintptr_t>(p) + whole;
+  }
 #endif
   return p;
+}
+
+void free_host(void* p) {
+  if (!p) return;
+  {
+    std::lock_guard<std::mutex> lock(huge_mu());
+    huge_blocks().erase(reinterpret_cast<uintptr_t>(p));
+  }
+  std::free(p);
+}
+
+bool on_huge_pages(const void* p, size_t bytes) {
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(p);
+  if (!p || bytes > std::numeric_limits<uintptr_t>::max() - lo) return false;
+  std::lock_guard<std::mutex> lock(huge_mu());
+  const auto& blocks = huge_blocks();
+  auto it = blocks.upper_bound(lo);  // the first block starting after p
+  if (it == blocks.begin()) return false;
+  --it;
+  return lo + bytes <= it->second;
 }
 
 namespace cuda {
@@ -79,7 +132,7 @@ class CpuCachingAllocator : public Allocator {
     stats_.current_bytes -= size;
     // Very large blocks go back to the system: caching them would pin memory for one-off buffers.
     if (size > (size_t(1) << 30) || stats_.cached_bytes + int64_t(size) > cache_limit()) {
-      std::free(p);
+      free_host(p);
       return;
     }
     free_[size].push_back(p);
@@ -104,7 +157,7 @@ class CpuCachingAllocator : public Allocator {
   int64_t cache_limit() const { return std::max(high_water_, int64_t(256) << 20); }
   void release_cached() {  // mu_ held
     for (auto& kv : free_)
-      for (void* p : kv.second) std::free(p);
+      for (void* p : kv.second) free_host(p);
     free_.clear();
     stats_.cached_bytes = 0;
   }

@@ -31,9 +31,18 @@ Allocator& allocator(Device d);  // throws when the device is not built in
 
 // Host memory for at least `bytes` (null where there is none), 64-byte aligned; from 2 MiB on,
 // 2 MiB aligned, rounded up to whole 2 MiB pages and offered to Linux for transparent huge pages.
-// Release it with std::free. The CPU allocator's blocks and the GEMM's packing buffers come from
+// Release it with free_host. The CPU allocator's blocks and the GEMM's packing buffers come from
 // here.
 void* allocate_host(size_t bytes);
+void free_host(void* p);  // null is a no-op
+
+// Whether [p, p + bytes) lies in one block of allocate_host that Linux was asked to back with huge
+// pages, where THP is not off. Within a huge page the physical address bits below 2 MiB are the
+// virtual ones, so rows a power of two apart meet in the L2's sets as their addresses say; on
+// 4 KiB pages only the bits below 4 KiB are known, the rest are the OS's draw (the GEMM's stripes
+// choose their depth by it: ops/matmul/cpu/packed.cpp). Memory that Ember did not allocate (a
+// NumPy array shared by from_numpy, a DLPack tensor) answers false.
+bool on_huge_pages(const void* p, size_t bytes);
 MemoryStats memory_stats(Device d = Device::CPU);
 void reset_peak_memory(Device d = Device::CPU);
 
