@@ -35,7 +35,7 @@ namespace ember::cpu {
 namespace {
 
 struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
+  void operator()(void* p) const { free_host(p); }
 };
 
 // A 64-byte aligned scratch buffer per calling thread, kept between calls (packing buffers are
@@ -440,18 +440,32 @@ bool few_rows(const GemmArgs& g, const PackedConfig<T>& cfg) {
   return (g.b_cs == 1 || g.b_rs == 1) && g.m <= std::max(cfg.mc, kUnpackedRows);
 }
 
-// Whether the rows of a row-major A, row_bytes apart, keep a block of `rows` x `block_row_bytes`
-// in the L2 as well as a packed copy of it would. An address's set in a cache of `ways` ways
-// repeats every size / ways bytes, and rows whose stride shares a large power of two with that
-// period land on a few of its offsets only: at 8 KiB apart, 2 KiB of each row (kc = 512 floats)
-// use a quarter of the Xeon's 2 MiB L2, too little for its 768 KiB block.
-bool rows_fit_l2(int64_t row_bytes, int64_t rows, int64_t block_row_bytes) {
+// Whether rows row_bytes apart keep a block of `rows` x `block_row_bytes` in the L2 as well as a
+// packed copy of it would. An address's set in a cache of `ways` ways repeats every size / ways
+// bytes, and rows whose stride shares a large power of two with that period land on a few of its
+// offsets only: at 8 KiB apart, 2 KiB of each row (kc = 512 floats) use a quarter of the Xeon's
+// 2 MiB L2, too little for its 768 KiB block. That is exact on huge pages, whose physical bits
+// below 2 MiB are the virtual ones. On 4 KiB pages only the offsets within a page are known; which
+// of the period's pages (its colours: 32 on the Xeon) each row lands on is the OS's draw, and some
+// colours are drawn more often than others: there the block must also fit half of what its
+// offsets within a page cover. Memory not known to lie on huge pages (on_huge_pages) may lie on
+// either, so it must fit both ways. GPT-2's fc (rows 12 KiB apart; 384 rows put twelve on each
+// set) ran at 0.7x on 4 KiB pages of what it ran on huge ones, and 192 rows ran 1.31-1.40x faster
+// than 384 there (NOTES.md, 2026-12-06, eighth session).
+bool rows_fit_l2(int64_t row_bytes, int64_t rows, int64_t block_row_bytes, bool huge_pages) {
   static const long assoc = sysconf(_SC_LEVEL2_CACHE_ASSOC);
+  constexpr int64_t kPage = 4096;
   const int64_t cache = l2_bytes(), ways = assoc > 0 ? int64_t(assoc) : 16;
   const int64_t period = std::max<int64_t>(64, cache / ways);
-  const int64_t offsets = std::min(rows, period / std::gcd(std::abs(row_bytes), period));
-  const int64_t covered = std::min(period, offsets * block_row_bytes);
-  return double(rows) * double(block_row_bytes) <= double(cache) * double(covered) / double(period);
+  // The room that rows on `span` bytes of known placement leave the block.
+  auto room = [&](int64_t span) {
+    const int64_t offsets = std::min(rows, span / std::gcd(std::abs(row_bytes), span));
+    const int64_t covered = std::min(span, offsets * block_row_bytes);
+    return double(cache) * double(covered) / double(span);
+  };
+  const double block = double(rows) * double(block_row_bytes);
+  if (block > room(period)) return false;
+  return huge_pages || period <= kPage || block <= room(kPage) / 2;
 }
 
 // Products of the few-rows path (at most kUnpackedRows rows) with A and B both row-major take the
@@ -464,6 +478,19 @@ bool rows_fit_l2(int64_t row_bytes, int64_t rows, int64_t block_row_bytes) {
 // ran 1.13x faster so on one thread and 1.15x on two (192: 1.03x and 1.07x; 128: 0.83x; NOTES.md).
 constexpr int64_t kStripeKc = 384;
 constexpr int64_t kStreamedStripeKc = 256;
+
+// The rows of B a stripe of NR columns spans (its kc), in balanced blocks. Every row panel reads
+// the stripe from L2, so its kc rows must fit the sets they fall on there (rows_fit_l2): at
+// n = 3072 (rows 12 KiB apart) 384 rows do on huge pages, and 192 where B may lie on 4 KiB ones;
+// at 2048 192, at 4096 96, wherever B lies.
+int64_t stripe_depth(const GemmArgs& g, int64_t NR) {
+  const int64_t elem = int64_t(itemsize(g.dtype));
+  const bool huge = on_huge_pages(g.b, size_t(((g.k - 1) * g.b_rs + g.n) * elem));
+  int64_t most = b_from_memory(g) ? kStreamedStripeKc : kStripeKc;
+  while (most > 48 && !rows_fit_l2(g.b_rs * elem, most, NR * elem, huge)) most /= 2;
+  const int64_t blocks = (g.k + most - 1) / most;
+  return (g.k + blocks - 1) / blocks;
+}
 
 template <class T>
 bool takes_stripes(const GemmArgs& g, const PackedConfig<T>& cfg) {
@@ -485,11 +512,7 @@ void stripes(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
   const T* b = static_cast<const T*>(g.b);
   T* c = static_cast<T*>(g.c);
   const int MR = cfg.stripe_mr, NR = cfg.stripe_nr;
-  // Every row panel reads the stripe from L2, so its kc rows must fit the sets they fall on there:
-  // at n = 3072 (rows 12 KiB apart) 384 rows just do, at 2048 half as many (rows_fit_l2).
-  int64_t most = b_from_memory(g) ? kStreamedStripeKc : kStripeKc;
-  while (most > 48 && !rows_fit_l2(g.b_rs * int64_t(sizeof(T)), most, NR * int64_t(sizeof(T)))) most /= 2;
-  const int64_t blocks = (g.k + most - 1) / most, KC = (g.k + blocks - 1) / blocks;
+  const int64_t KC = stripe_depth(g, NR);
   const int64_t nstripes = (g.n + NR - 1) / NR, panels = (g.m + MR - 1) / MR;
   // Where a kc block's C, B and A together are larger than the L2, a tile of C has left it by the
   // time a panel stores it (or adds to it): each panel asks for its lines first. The row-major LM
@@ -551,7 +574,8 @@ void stripes(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
 // so it takes a smaller one (a_block_rows below; NOTES.md, 2026-12-05, third session).
 template <class T>
 bool a_in_place(const GemmArgs& g, const PackedConfig<T>& cfg, int64_t kc, int64_t mc) {
-  return cfg.kernel_rows_a && g.a_cs == 1 && rows_fit_l2(g.a_rs * int64_t(sizeof(T)), mc, kc * int64_t(sizeof(T)));
+  // By the rule for huge pages alone: the one for 4 KiB pages was measured on the stripes only.
+  return cfg.kernel_rows_a && g.a_cs == 1 && rows_fit_l2(g.a_rs * int64_t(sizeof(T)), mc, kc * int64_t(sizeof(T)), true);
 }
 // The rows of A's block in the general path: mc, or where A is row-major and its rows would not
 // keep mc of them in L2, the most rows (down to `least`) that they do keep, so that A is still read
@@ -782,6 +806,14 @@ bool reads_a_in_place(const GemmArgs& g, CpuIsa isa) {
   auto decide = [&](const auto& cfg) {
     const GeneralBlocks blocks = general_blocks(g, cfg);
     return !few_rows(g, cfg) && a_in_place(g, cfg, blocks.kc, blocks.mc);
+  };
+  return g.dtype == DType::Float32 ? decide(packed_config_f32(isa)) : decide(packed_config_f64(isa));
+}
+
+int64_t stripe_kc(const GemmArgs& g, CpuIsa isa) {
+  if (g.m == 0 || g.n == 0 || g.k == 0) return 0;
+  auto decide = [&](const auto& cfg) -> int64_t {
+    return few_rows(g, cfg) && takes_stripes(g, cfg) ? stripe_depth(g, cfg.stripe_nr) : 0;
   };
   return g.dtype == DType::Float32 ? decide(packed_config_f32(isa)) : decide(packed_config_f64(isa));
 }
