@@ -111,6 +111,7 @@ int main(int argc, char** argv) {
       ("naive-max", "skip the naive variant when a dimension exceeds this", cxxopts::value<int64_t>()->default_value("512"))
       ("fma-units", "FMA pipes per core, for the theoretical peak (shown only where cpufreq gives the max clock)", cxxopts::value<int>()->default_value("2"))
       ("wait-quiet", "before each measurement wait up to this many seconds for the CPUs to be 90% idle (shared machines)", cxxopts::value<double>()->default_value("0"))
+      ("pages", "cpu: where the operands lie, for every variant alike: ember (Ember's tensors: huge pages from 2 MiB on, where Linux gives them) or 4k (copies on 4 KiB pages, where a NumPy array or a PyTorch tensor lies by default)", cxxopts::value<std::string>()->default_value("ember"))
       ("seed", "random seed of the operands", cxxopts::value<uint64_t>()->default_value("1"))
       ("json", "write the results to this JSON file", cxxopts::value<std::string>())
       ("h,help", "show this help");
@@ -180,6 +181,9 @@ int main(int argc, char** argv) {
     cfg.seed = args["seed"].as<uint64_t>();
     cfg.wait_quiet_s = ember::cli::flag<double>(args, "wait-quiet", 0, 3600);
     cfg.python = args["python"].as<std::string>();
+    const std::string pages = args["pages"].as<std::string>();
+    EMBER_CHECK(pages == "ember" || pages == "4k", "bench_matmul: --pages must be ember or 4k, got '", pages, "'");
+    cfg.small_pages = pages == "4k";
 
     nlohmann::json machine = backend->describe ? backend->describe(cfg) : nlohmann::json::object();
     for (auto& [k, v] : machine.items()) std::cout << k << ": " << (v.is_string() ? v.get<std::string>() : v.dump()) << "\n";
@@ -220,7 +224,8 @@ int main(int argc, char** argv) {
     for (const Result& r : results) failed |= r.note.rfind("FAILED", 0) == 0;
     return failed ? 1 : 0;
   } catch (const std::exception& e) {
-    std::cerr << "bench_matmul: " << e.what() << "\n";
+    const std::string what = e.what();  // most checks name the program already
+    std::cerr << (what.rfind("bench_matmul: ", 0) == 0 ? "" : "bench_matmul: ") << what << "\n";
     return 2;
   }
 }

@@ -5,9 +5,15 @@
 #include <cmath>
 #include <functional>
 #include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <chrono>
 #include <map>
 #include <thread>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "ember.h"
 #include "examples/common/progress_bar.h"
@@ -70,7 +76,9 @@ nlohmann::json describe_cpu(const Config& cfg) {
                       {"peak", peak > 0 ? str(peak, " GFLOP/s = ", threads, " cores x ", ghz, " GHz (cpufreq max) x ", lanes,
                                               " lanes x 2 (FMA) x ", cfg.fma_units, " FMA units")
                                         : std::string("not known on this VM (no cpufreq cpuinfo_max_freq)")},
-                      {"blas", cpu::blas_available() ? cpu::blas_description() : "OpenBLAS not installed"}};
+                      {"blas", cpu::blas_available() ? cpu::blas_description() : "OpenBLAS not installed"},
+                      {"pages", cfg.small_pages ? "4 KiB (copies of the operands, MADV_NOHUGEPAGE; --pages 4k)"
+                                                : "Ember's tensors (huge pages from 2 MiB on, where Linux gives them)"}};
   if (std::count(cfg.variants.begin(), cfg.variants.end(), "mkl")) {
     const MklPeer& mkl = mkl_from_python(cfg.python);
     j["mkl"] = mkl.ok() ? nlohmann::json{{"library", mkl.library}, {"version", mkl.version}, {"threads", threads}}
@@ -79,6 +87,21 @@ nlohmann::json describe_cpu(const Config& cfg) {
   for (const char* var : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"})
     if (const char* v = std::getenv(var)) j["env"][var] = v;
   return j;
+}
+
+// `bytes` of memory on 4 KiB pages (MADV_NOHUGEPAGE), holding a copy of src where it is given:
+// where a NumPy array or a tensor of PyTorch's default allocator lies, unlike Ember's tensors of
+// 2 MiB or more (framework/storage.h). Rows a multiple of 4 KiB apart then meet in the L2's sets
+// where the OS put their pages (packed.cpp, rows_fit_l2).
+std::shared_ptr<void> on_small_pages(const void* src, size_t bytes) {
+  const size_t whole = (std::max<size_t>(bytes, 1) + 4095) / 4096 * 4096;
+  void* p = std::aligned_alloc(4096, whole);
+  EMBER_CHECK(p != nullptr, "bench_matmul: cannot allocate ", whole, " bytes on 4 KiB pages");
+#if defined(__linux__) && defined(MADV_NOHUGEPAGE)
+  madvise(p, whole, MADV_NOHUGEPAGE);  // where THP is "always", it would otherwise give huge pages
+#endif
+  if (src) std::memcpy(p, src, bytes);
+  return std::shared_ptr<void>(p, std::free);
 }
 
 template <class T>
@@ -104,6 +127,16 @@ std::vector<Result> run_typed(const Config& cfg) {
     Tensor a = normal({s.m, s.k}, 0, 1, dtype_of<T>::value, &gen);
     Tensor b = normal(s.b_transposed ? Shape{s.n, s.k} : Shape{s.k, s.n}, 0, 1, dtype_of<T>::value, &gen);
     const int64_t b_rs = s.b_transposed ? 1 : s.n, b_cs = s.b_transposed ? s.k : 1;
+    // The operands every variant reads (and, per variant, writes): the tensors' own memory, or
+    // copies of it on 4 KiB pages (--pages 4k).
+    std::vector<std::shared_ptr<void>> small;
+    auto place = [&](const Tensor& t) -> void* {
+      if (!cfg.small_pages) return t.raw_data();
+      small.push_back(on_small_pages(t.raw_data(), size_t(t.numel()) * sizeof(T)));
+      return small.back().get();
+    };
+    const T* a_at = static_cast<const T*>(place(a));
+    const T* b_at = static_cast<const T*>(place(b));
     // One output per variant, so that each is validated on its own result and none writes the
     // buffer another is checked on.
     std::vector<Result> rs;
@@ -122,10 +155,11 @@ std::vector<Result> run_typed(const Config& cfg) {
         r.note = mkl_note;
       } else {
         const Kernel& kern = kernels.at(v);
-        GemmArgs g{s.m, s.n, s.k, a.raw_data(), s.k, 1, b.raw_data(), b_rs, b_cs, c.raw_data(), s.n, dtype_of<T>::value};
         c.zero_();
+        T* c_at = static_cast<T*>(place(c));
+        GemmArgs g{s.m, s.n, s.k, a_at, s.k, 1, b_at, b_rs, b_cs, c_at, s.n, dtype_of<T>::value};
         kern(g);
-        r.max_rel_err = sampled_rel_err<T>(s, a.data<T>(), b.data<T>(), c.data<T>());
+        r.max_rel_err = sampled_rel_err<T>(s, a_at, b_at, c_at);
         double tol = std::is_same_v<T, float> ? 1e-4 : 1e-12;
         if (r.max_rel_err <= tol) return [kern, g] { kern(g); };
         r.note = str("FAILED validation: relative error ", r.max_rel_err, " > ", tol);

@@ -39,6 +39,9 @@ struct Config {
   uint64_t seed = 1;
   double wait_quiet_s = 0;  // before each measurement, wait up to this long for idle CPUs
   std::string python;       // the peer's Python, whose torch provides the "mkl" variant (mkl_peer.h)
+  // CPU: the operands copied to 4 KiB pages (as a NumPy array, or a tensor of PyTorch's default
+  // allocator, lies) instead of Ember's tensors (huge pages from 2 MiB on, where Linux gives them).
+  bool small_pages = false;
 };
 
 struct Result {
