@@ -38,7 +38,7 @@ void free_host(void* p);  // null is a no-op
 
 // Whether [p, p + bytes) lies in one block of allocate_host that Linux was asked to back with huge
 // pages, where THP is not off. Within a huge page the physical address bits below 2 MiB are the
-// virtual ones, so rows a power of two apart meet in the L2's sets as their addresses say; on
+// virtual ones, so rows a multiple of 4 KiB apart meet the L2's sets as their addresses say; on
 // 4 KiB pages only the bits below 4 KiB are known, the rest are the OS's draw (the GEMM's stripes
 // choose their depth by it: ops/matmul/cpu/packed.cpp). Memory that Ember did not allocate (a
 // NumPy array shared by from_numpy, a DLPack tensor) answers false.

@@ -450,7 +450,7 @@ bool few_rows(const GemmArgs& g, const PackedConfig<T>& cfg) {
 // colours are drawn more often than others: there the block must also fit half of what its
 // offsets within a page cover. Memory not known to lie on huge pages (on_huge_pages) may lie on
 // either, so it must fit both ways. GPT-2's fc (rows 12 KiB apart; 384 rows put twelve on each
-// set) ran at 0.7x on 4 KiB pages of what it ran on huge ones, and 192 rows ran 1.31-1.40x faster
+// set) ran at 0.7x on 4 KiB pages of what it ran on huge ones, and 192 rows ran 1.35-1.54x faster
 // than 384 there (NOTES.md, 2026-12-06, eighth session).
 bool rows_fit_l2(int64_t row_bytes, int64_t rows, int64_t block_row_bytes, bool huge_pages) {
   static const long assoc = sysconf(_SC_LEVEL2_CACHE_ASSOC);
@@ -811,7 +811,7 @@ bool reads_a_in_place(const GemmArgs& g, CpuIsa isa) {
 }
 
 int64_t stripe_kc(const GemmArgs& g, CpuIsa isa) {
-  if (g.m == 0 || g.n == 0 || g.k == 0) return 0;
+  if (g.m < kSkinnyRows || g.n == 0 || g.k == 0) return 0;  // as gemm_packed: those take other paths
   auto decide = [&](const auto& cfg) -> int64_t {
     return few_rows(g, cfg) && takes_stripes(g, cfg) ? stripe_depth(g, cfg.stripe_nr) : 0;
   };

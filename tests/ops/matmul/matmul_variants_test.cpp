@@ -245,8 +245,9 @@ TEST(MatmulVariantsStreamedB, ThresholdDefaultsFromTheCacheAndRejectsNegatives) 
 // The depth of the AVX-512 stripes (rows of B per kc block) by B's row stride and by what Ember knows
 // of its pages: a B from allocate_host (huge pages where THP is on) against a B from malloc (4 KiB
 // pages, or huge ones where THP is "always": either). Rows 12 KiB apart take 384 rows on huge pages
-// and 192 where pages may be 4 KiB; 2304 and 768 columns 384 and 2048 192 wherever B lies, 4096 96
-// (their rows fold onto fewer sets); exact on a 2 MiB, 16-way L2, as no deeper elsewhere.
+// and 192 where pages may be 4 KiB; 2304 and 768 columns take 384 and 2048 192 wherever B lies,
+// 4096 96 (its rows fold onto fewer sets). Those depths are checked on a 2 MiB, 16-way L2 (the
+// Xeon's); elsewhere only that a foreign B never takes more rows than Ember's.
 TEST(MatmulVariantsStripes, DepthFollowsTheRowStrideAndWhatIsKnownOfThePages) {
   if (cpu::best_cpu_isa() < cpu::CpuIsa::Avx512) GTEST_SKIP() << "the stripes are AVX-512's; this CPU has none";
   const int64_t k = 768;
