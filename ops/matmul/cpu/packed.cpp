@@ -469,7 +469,7 @@ bool rows_fit_l2(int64_t row_bytes, int64_t rows, int64_t block_row_bytes, bool 
 }
 
 // Products of the few-rows path (at most kUnpackedRows rows) with A and B both row-major take the
-// stripes (below) where the config has them: on the Xeon, 32-96 rows gained 1.02-1.22x over the
+// stripes (below) where the config has them and their depth pays (stripe_depth): on the Xeon, 32-96 rows gained 1.02-1.22x over the
 // copying path, 128-256 rows 1.06-1.49x on one thread and 0.99-1.13x on two (NOTES.md, 2026-12-05,
 // third session).
 // The most rows of B a stripe spans (kc), in balanced blocks: MKL's choice for k = 768 and 3072
@@ -479,22 +479,38 @@ bool rows_fit_l2(int64_t row_bytes, int64_t rows, int64_t block_row_bytes, bool 
 constexpr int64_t kStripeKc = 384;
 constexpr int64_t kStreamedStripeKc = 256;
 
-// The rows of B a stripe of NR columns spans (its kc), in balanced blocks. Every row panel reads
-// the stripe from L2, so its kc rows must fit the sets they fall on there (rows_fit_l2): at
-// n = 3072 (rows 12 KiB apart) 384 rows do on huge pages, and 192 where B may lie on 4 KiB ones;
-// at 2048 192, at 4096 96, wherever B lies.
-int64_t stripe_depth(const GemmArgs& g, int64_t NR) {
-  const int64_t elem = int64_t(itemsize(g.dtype));
-  const bool huge = on_huge_pages(g.b, size_t(((g.k - 1) * g.b_rs + g.n) * elem));
-  int64_t most = b_from_memory(g) ? kStreamedStripeKc : kStripeKc;
-  while (most > 48 && !rows_fit_l2(g.b_rs * elem, most, NR * elem, huge)) most /= 2;
-  const int64_t blocks = (g.k + most - 1) / most;
-  return (g.k + blocks - 1) / blocks;
-}
-
 template <class T>
 bool takes_stripes(const GemmArgs& g, const PackedConfig<T>& cfg) {
   return cfg.stripe && g.m <= kUnpackedRows && g.a_cs == 1 && g.b_cs == 1;
+}
+
+// The most rows of B a stripe of NR columns may span: every row panel reads the stripe from L2, so
+// its rows must fit the sets they fall on there (rows_fit_l2). At n = 3072 (rows 12 KiB apart) 384
+// do on huge pages and 192 where B may lie on 4 KiB ones; at 2048 192, at 4096 96, at 8192 48,
+// wherever B lies. 0 where not even 48 do.
+int64_t stripe_rows_cap(const GemmArgs& g, int64_t NR) {
+  const int64_t elem = int64_t(itemsize(g.dtype));
+  const bool huge = on_huge_pages(g.b, size_t(((g.k - 1) * g.b_rs + g.n) * elem));
+  for (int64_t most = b_from_memory(g) ? kStreamedStripeKc : kStripeKc; most >= 48; most /= 2)
+    if (rows_fit_l2(g.b_rs * elem, most, NR * elem, huge)) return most;
+  return 0;
+}
+
+// The stripes' kc for g, in balanced blocks, or 0 where g takes the copying path
+// (packed_unpacked_b) instead. Each kc block of the stripes reads and writes all of C again, while
+// the copying path (kc up to 1024) copies each sliver of B once for all its row panels: a short cap
+// costs the stripes more the more rows share it. Side by side on the Xeon, Ember's memory, one
+// thread: at a cap of 48 (8192 columns) 64 rows ran 1.53x faster on the copying path (two threads
+// too), 32 level, 16 at 0.82x; at 96 (4096 columns) 128-256 rows 1.08-1.11x, 64 level, 32 0.89x;
+// at 192 (2048 columns) 128 and 256 rows level (NOTES.md, 2026-12-06, eighth session). So the
+// stripes take at most two thirds as many rows as their cap, or a k that one block holds.
+template <class T>
+int64_t stripe_depth(const GemmArgs& g, const PackedConfig<T>& cfg) {
+  if (!takes_stripes(g, cfg)) return 0;
+  const int64_t most = stripe_rows_cap(g, cfg.stripe_nr);
+  if (most == 0 || (g.k > most && 3 * g.m > 2 * most)) return 0;
+  const int64_t blocks = (g.k + most - 1) / most;
+  return (g.k + blocks - 1) / blocks;
 }
 
 // C = A B for few rows, in stripes of B's columns, nothing copied (kernel_body_stripe in
@@ -507,12 +523,11 @@ bool takes_stripes(const GemmArgs& g, const PackedConfig<T>& cfg) {
 // do not fill them, a zero-padded copy of them and a buffer of C). Threads split the stripes, or
 // the rows where C has at most twice as many columns as rows.
 template <class T>
-void stripes(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
+void stripes(const GemmArgs& g, const PackedConfig<T>& cfg, int nt, int64_t KC) {
   const T* a = static_cast<const T*>(g.a);
   const T* b = static_cast<const T*>(g.b);
   T* c = static_cast<T*>(g.c);
   const int MR = cfg.stripe_mr, NR = cfg.stripe_nr;
-  const int64_t KC = stripe_depth(g, NR);
   const int64_t nstripes = (g.n + NR - 1) / NR, panels = (g.m + MR - 1) / MR;
   // Where a kc block's C, B and A together are larger than the L2, a tile of C has left it by the
   // time a panel stores it (or adds to it): each panel asks for its lines first. The row-major LM
@@ -631,7 +646,10 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
   const int64_t NC = std::min(cfg.nc, round_up(g.n, NR));
 
   const int nt = threads_for(g);
-  if (few_rows(g, cfg)) return takes_stripes(g, cfg) ? stripes(g, cfg, nt) : packed_unpacked_b(g, cfg, nt);
+  if (few_rows(g, cfg)) {
+    const int64_t stripe_kc = stripe_depth(g, cfg);
+    return stripe_kc > 0 ? stripes(g, cfg, nt, stripe_kc) : packed_unpacked_b(g, cfg, nt);
+  }
   const int64_t mpanels_all = (g.m + MR - 1) / MR;
   const bool a_rows = a_in_place(g, cfg, KC, MC);
   const Grid grid = thread_grid(nt, mpanels_all, (NC + NR - 1) / NR, a_rows);
@@ -813,7 +831,7 @@ bool reads_a_in_place(const GemmArgs& g, CpuIsa isa) {
 int64_t stripe_kc(const GemmArgs& g, CpuIsa isa) {
   if (g.m < kSkinnyRows || g.n == 0 || g.k == 0) return 0;  // as gemm_packed: those take other paths
   auto decide = [&](const auto& cfg) -> int64_t {
-    return few_rows(g, cfg) && takes_stripes(g, cfg) ? stripe_depth(g, cfg.stripe_nr) : 0;
+    return few_rows(g, cfg) ? stripe_depth(g, cfg) : int64_t(0);
   };
   return g.dtype == DType::Float32 ? decide(packed_config_f32(isa)) : decide(packed_config_f64(isa));
 }

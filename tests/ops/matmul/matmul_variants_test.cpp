@@ -185,7 +185,8 @@ void expect_packed_matches_on_every_isa(const Tensor& a, const Tensor& b, DType 
 // in place at 16 and 32), last row panels of 1 to 5 rows, rows of B on cache lines or not, and a
 // C larger than any L2 (3.2 MB), whose lines each panel fetches first, and a B of 1.6 MB with rows
 // 4 KiB apart, below the 2 MiB from which Ember asks for huge pages, in shorter kc blocks (three
-// of 134 rows on a 2 MiB, 16-way L2, where a B on huge pages takes two of 200: stripe_kc).
+// of 134 rows on a 2 MiB, 16-way L2, where a B on huge pages takes two of 200: stripe_kc). Rows
+// 32 KiB apart: 20 rows in seven blocks of 43, and 100 rows on the copying path instead.
 TEST_P(MatmulVariants, PackedReadsRowMajorBInPlace) {
   DType dt = GetParam();
   struct Case {
@@ -195,7 +196,8 @@ TEST_P(MatmulVariants, PackedReadsRowMajorBInPlace) {
                                    {190, 600, 70, 70},   {37, 1030, 70, 3072}, {96, 520, 300, 303},
                                    {250, 300, 140, 140}, {5, 70, 128, 128},  {8, 300, 130, 131},
                                    {9, 520, 64, 64},     {64, 768, 130, 144}, {21, 400, 100, 112},
-                                   {40, 70, 20000, 20000}, {40, 400, 130, 1024}};
+                                   {40, 70, 20000, 20000}, {40, 400, 130, 1024}, {20, 300, 130, 8192},
+                                   {100, 300, 130, 8192}};
   for (const Case& cs : cases) {
     Tensor a = random({cs.m, cs.k}, 11).to(dt);
     Tensor b = random({cs.k, cs.row_stride}, 12).to(dt).slice(1, 0, cs.n);
@@ -246,40 +248,47 @@ TEST(MatmulVariantsStreamedB, ThresholdDefaultsFromTheCacheAndRejectsNegatives) 
 // of its pages: a B from allocate_host (huge pages where THP is on) against a B from malloc (4 KiB
 // pages, or huge ones where THP is "always": either). Rows 12 KiB apart take 384 rows on huge pages
 // and 192 where pages may be 4 KiB; 2304 and 768 columns take 384 and 2048 192 wherever B lies,
-// 4096 96 (its rows fold onto fewer sets). Those depths are checked on a 2 MiB, 16-way L2 (the
-// Xeon's); elsewhere only that a foreign B never takes more rows than Ember's.
-TEST(MatmulVariantsStripes, DepthFollowsTheRowStrideAndWhatIsKnownOfThePages) {
+// 4096 96 and 8192 48 (their rows fold onto fewer sets). Where the depth is short for the rows
+// (more than two thirds of it) and k needs several blocks, the product takes the copying path (0):
+// 128 rows at 4096 columns, 64 at 8192, any at 16384 (not even 48 rows fit), but not 128 rows
+// whose k is one block. Those depths are checked on a 2 MiB, 16-way L2 (the Xeon's); elsewhere only
+// that a foreign B never takes more rows than Ember's.
+TEST(MatmulVariantsStripes, DepthFollowsTheRowStrideWhatIsKnownOfThePagesAndTheRows) {
   if (cpu::best_cpu_isa() < cpu::CpuIsa::Avx512) GTEST_SKIP() << "the stripes are AVX-512's; this CPU has none";
-  const int64_t k = 768;
-  void* ember_b = allocate_host(size_t(k * 4096) * sizeof(float));
-  std::vector<float> foreign_b(size_t(k * 4096));
-  auto args = [&](int64_t m, int64_t n, const void* b) {
+  const size_t elems = size_t(768) * 16384;
+  void* ember_b = allocate_host(elems * sizeof(float));
+  std::vector<float> foreign_b(elems);
+  auto args = [&](int64_t m, int64_t k, int64_t n, const void* b) {
     return GemmArgs{m, n, k, nullptr, k, 1, b, n, 1, nullptr, n, DType::Float32};
   };
   const bool exact = sysconf(_SC_LEVEL2_CACHE_SIZE) == (2 << 20) && sysconf(_SC_LEVEL2_CACHE_ASSOC) == 16;
-  const bool huge = on_huge_pages(ember_b, size_t(k * 4096) * sizeof(float));
+  const bool huge = on_huge_pages(ember_b, elems * sizeof(float));
   struct Case {
-    int64_t n, on_huge, elsewhere;
+    int64_t m, k, n, on_huge, elsewhere;
   };
-  for (const Case& c : std::vector<Case>{{768, 384, 384}, {2304, 384, 384}, {3072, 384, 192}, {2048, 192, 192}, {4096, 96, 96}}) {
-    const int64_t kc_ember = cpu::stripe_kc(args(64, c.n, ember_b), cpu::CpuIsa::Avx512);
-    const int64_t kc_foreign = cpu::stripe_kc(args(64, c.n, foreign_b.data()), cpu::CpuIsa::Avx512);
-    EXPECT_GT(kc_foreign, 0) << c.n;
-    EXPECT_LE(kc_foreign, kc_ember) << c.n;
+  const std::vector<Case> cases = {{64, 768, 768, 384, 384},  {64, 768, 2304, 384, 384}, {64, 768, 3072, 384, 192},
+                                   {64, 768, 2048, 192, 192}, {64, 768, 4096, 96, 96},   {128, 768, 4096, 0, 0},
+                                   {128, 96, 4096, 96, 96},   {32, 768, 8192, 48, 48},   {16, 768, 8192, 48, 48},
+                                   {64, 768, 8192, 0, 0},     {64, 768, 16384, 0, 0}};
+  for (const Case& c : cases) {
+    const int64_t kc_ember = cpu::stripe_kc(args(c.m, c.k, c.n, ember_b), cpu::CpuIsa::Avx512);
+    const int64_t kc_foreign = cpu::stripe_kc(args(c.m, c.k, c.n, foreign_b.data()), cpu::CpuIsa::Avx512);
+    const std::string what = str(c.m, "x", c.k, "x", c.n);
+    EXPECT_LE(kc_foreign, kc_ember) << what;
     if (exact) {
-      EXPECT_EQ(kc_ember, huge ? c.on_huge : c.elsewhere) << c.n;
-      EXPECT_EQ(kc_foreign, c.elsewhere) << c.n;
+      EXPECT_EQ(kc_ember, huge ? c.on_huge : c.elsewhere) << what;
+      EXPECT_EQ(kc_foreign, c.elsewhere) << what;
     }
   }
   // Not the stripes: more rows than the few-rows path, float64, a transposed A, another ISA.
-  EXPECT_EQ(cpu::stripe_kc(args(300, 3072, ember_b), cpu::CpuIsa::Avx512), 0);
-  GemmArgs f64 = args(64, 3072, ember_b);
+  EXPECT_EQ(cpu::stripe_kc(args(300, 768, 3072, ember_b), cpu::CpuIsa::Avx512), 0);
+  GemmArgs f64 = args(64, 768, 3072, ember_b);
   f64.dtype = DType::Float64;
   EXPECT_EQ(cpu::stripe_kc(f64, cpu::CpuIsa::Avx512), 0);
-  GemmArgs at = args(64, 3072, ember_b);
+  GemmArgs at = args(64, 768, 3072, ember_b);
   at.a_rs = 1, at.a_cs = 64;
   EXPECT_EQ(cpu::stripe_kc(at, cpu::CpuIsa::Avx512), 0);
-  EXPECT_EQ(cpu::stripe_kc(args(64, 3072, ember_b), cpu::CpuIsa::Avx2), 0);
+  EXPECT_EQ(cpu::stripe_kc(args(64, 768, 3072, ember_b), cpu::CpuIsa::Avx2), 0);
   free_host(ember_b);
 }
 
