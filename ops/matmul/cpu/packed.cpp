@@ -469,9 +469,9 @@ bool rows_fit_l2(int64_t row_bytes, int64_t rows, int64_t block_row_bytes, bool 
 }
 
 // Products of the few-rows path (at most kUnpackedRows rows) with A and B both row-major take the
-// stripes (below) where the config has them and their depth pays (stripe_depth): on the Xeon, 32-96 rows gained 1.02-1.22x over the
-// copying path, 128-256 rows 1.06-1.49x on one thread and 0.99-1.13x on two (NOTES.md, 2026-12-05,
-// third session).
+// stripes (below) where the config has them and their depth pays (stripe_depth): on the Xeon,
+// 32-96 rows gained 1.02-1.22x over the copying path, 128-256 rows 1.06-1.49x on one thread and
+// 0.99-1.13x on two (NOTES.md, 2026-12-05, third session).
 // The most rows of B a stripe spans (kc), in balanced blocks: MKL's choice for k = 768 and 3072
 // (its kernel is called with k = 384); 256 and 768 ran within a few percent of it here, 256 lost
 // 2-5% at n = 3072. A B streamed from memory (streamed_b_bytes) takes 256: the row-major LM head
@@ -502,13 +502,14 @@ int64_t stripe_rows_cap(const GemmArgs& g, int64_t NR) {
 // costs the stripes more the more rows share it. Side by side on the Xeon, Ember's memory, one
 // thread: at a cap of 48 (8192 columns) 64 rows ran 1.53x faster on the copying path (two threads
 // too), 32 level, 16 at 0.82x; at 96 (4096 columns) 128-256 rows 1.08-1.11x, 64 level, 32 0.89x;
-// at 192 (2048 columns) 128 and 256 rows level (NOTES.md, 2026-12-06, eighth session). So the
-// stripes take at most two thirds as many rows as their cap, or a k that one block holds.
+// at 192 (2048 columns) 128 and 256 rows level (NOTES.md, 2026-12-06, eighth session). So under a
+// cap of 192 the stripes take at most two thirds as many rows as their cap, or a k that one block
+// holds; from 192 on (measured level or ahead) they take every row count as before.
 template <class T>
 int64_t stripe_depth(const GemmArgs& g, const PackedConfig<T>& cfg) {
   if (!takes_stripes(g, cfg)) return 0;
   const int64_t most = stripe_rows_cap(g, cfg.stripe_nr);
-  if (most == 0 || (g.k > most && 3 * g.m > 2 * most)) return 0;
+  if (most == 0 || (most < 192 && g.k > most && 3 * g.m > 2 * most)) return 0;
   const int64_t blocks = (g.k + most - 1) / most;
   return (g.k + blocks - 1) / blocks;
 }
@@ -647,8 +648,8 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
 
   const int nt = threads_for(g);
   if (few_rows(g, cfg)) {
-    const int64_t stripe_kc = stripe_depth(g, cfg);
-    return stripe_kc > 0 ? stripes(g, cfg, nt, stripe_kc) : packed_unpacked_b(g, cfg, nt);
+    const int64_t depth = stripe_depth(g, cfg);
+    return depth > 0 ? stripes(g, cfg, nt, depth) : packed_unpacked_b(g, cfg, nt);
   }
   const int64_t mpanels_all = (g.m + MR - 1) / MR;
   const bool a_rows = a_in_place(g, cfg, KC, MC);
