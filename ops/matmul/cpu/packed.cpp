@@ -487,7 +487,7 @@ bool takes_stripes(const GemmArgs& g, const PackedConfig<T>& cfg) {
 // The most rows of B a stripe of NR columns may span: every row panel reads the stripe from L2, so
 // its rows must fit the sets they fall on there (rows_fit_l2). At n = 3072 (rows 12 KiB apart) 384
 // do on huge pages and 192 where B may lie on 4 KiB ones; at 2048 192, at 4096 96, at 8192 48,
-// wherever B lies. 0 where not even 48 do.
+// wherever B lies. 0 where none of the halvings down to 48 rows fits (64, from a streamed B's 256).
 int64_t stripe_rows_cap(const GemmArgs& g, int64_t NR) {
   const int64_t elem = int64_t(itemsize(g.dtype));
   const bool huge = on_huge_pages(g.b, size_t(((g.k - 1) * g.b_rs + g.n) * elem));
