@@ -53,6 +53,12 @@ struct RowsA {
 // session). A stripe does not fetch its tile of C into L1 either, for the same sets' sake (into
 // L2, where its caller says C is not there: kernel_body_stripe).
 constexpr int kStripeAhead = 2;
+// The first row panel of a stripe reads it from farther than L2 wherever the next-stripe fetches
+// (below) did not keep it there, and fetches it eight rows ahead. Where B's rows lie a multiple of
+// 2 KiB apart (GPT-2's `fc`, rows 12 KiB apart), that first panel took 1.3-1.4x as long as each of
+// the others, against 1.1x at 9 KiB; eight rows ahead cut the excess by about two thirds, and `fc`
+// ran 1.02-1.04x faster (4, 12 and 16 rows gained less; NOTES.md, 2026-12-06, ninth session).
+constexpr int kStripeFirstAhead = 8;
 // How many row panels of a stripe, the last ones, fetch the next stripe between them: eight, all
 // of GPT-2's 64 rows. Rows fetched into L1 by the panels of a taller stripe waited too long there
 // for their turn: with every panel fetching, 128-256 rows ran 0.98-0.99x (NOTES.md, 2026-12-05,
@@ -72,13 +78,14 @@ constexpr int64_t kStripeFetchPanels = 8;
 // row of B is also stored at copy + p * NR as it is loaded: the first row panel packs the sliver
 // it reads in place for the panels after it.
 // The A elements come from `ap`, a PackedA or a RowsA (above). A B read where it lies is fetched
-// Ahead rows ahead of the step that reads it; with RowTail, also the line of each row's last
-// element (rows that do not start on a cache line touch one line more).
-template <class T, int W, int MR, int NV, class A, int Ahead = 8, bool RowTail = false>
+// ahead_rows (by default Ahead) rows ahead of the step that reads it; with RowTail, also the line
+// of each row's last element (rows that do not start on a cache line touch one line more). A
+// Stripe kernel fetches the caller's rows as a stripe asks and leaves C alone (see kStripeAhead).
+template <class T, int W, int MR, int NV, class A, int Ahead = 8, bool RowTail = false, bool Stripe = false>
 __attribute__((always_inline)) inline void kernel_body_from(int64_t kc, A ap, const T* __restrict bp, int64_t b_rs,
                                                             T* __restrict c, int64_t c_rs, bool accumulate,
                                                             const T* pf, int64_t pf_rs, int64_t pf_rows,
-                                                            T* __restrict copy) {
+                                                            T* __restrict copy, int64_t ahead_rows = Ahead) {
   using V = typename Vec<T, W>::type;
   constexpr int NR = NV * W;
   // The loops over the block are unrolled by pragma, not left to GCC's heuristics: rolled, they
@@ -91,13 +98,13 @@ __attribute__((always_inline)) inline void kernel_body_from(int64_t kc, A ap, co
     for (int j = 0; j < NV; ++j) acc[i][j] = V{};
     // C is read (or written) only after the k loop: start fetching its lines now (not in a stripe,
     // see kStripeAhead).
-    if constexpr (Ahead != kStripeAhead)
+    if constexpr (!Stripe)
       for (int j = 0; j < NR * int(sizeof(T)); j += 64) __builtin_prefetch(reinterpret_cast<const char*>(c + i * c_rs) + j, 1);
   }
   // B read where it lies (b_rs != NR): its rows lie a stride apart, often more than the 2 KiB the
-  // L1 stride prefetcher follows, so each step also asks for the row kAheadRows below it.
-  constexpr int64_t kAheadRows = Ahead;
-  const int64_t ahead_end = b_rs != NR ? kc - kAheadRows : 0;
+  // L1 stride prefetcher follows, so each step also asks for the row ahead_rows below it.
+  const int64_t ahead_end = b_rs != NR ? kc - ahead_rows : 0;
+  const int64_t ahead_off = ahead_rows * b_rs;
   // The k loops, once with the copy and once without (the choice made per call, not per step).
   auto loops = [&](auto with_copy) __attribute__((always_inline)) {
     constexpr bool kCopy = decltype(with_copy)::value;
@@ -117,18 +124,18 @@ __attribute__((always_inline)) inline void kernel_body_from(int64_t kc, A ap, co
     };
     auto fetch_ahead = [&]() __attribute__((always_inline)) {
       for (int j = 0; j < NR * int(sizeof(T)); j += 64)
-        __builtin_prefetch(reinterpret_cast<const char*>(bp + kAheadRows * b_rs) + j, 0, 3);
+        __builtin_prefetch(reinterpret_cast<const char*>(bp + ahead_off) + j, 0, 3);
       // A row that does not start on a cache line (GPT-2's 50257 columns): its NR elements touch one
       // line more, the one holding its last byte (stripes without it ran 0.87x).
       if constexpr (RowTail)
-        __builtin_prefetch(reinterpret_cast<const char*>(bp + kAheadRows * b_rs + NR) - 1, 0, 3);
+        __builtin_prefetch(reinterpret_cast<const char*>(bp + ahead_off + NR) - 1, 0, 3);
     };
     int64_t p = 0;
     // The caller's rows, where a stripe asks (see kStripeAhead): one whole row every `every` steps,
     // spread over the steps that fetch ahead, into L1 and L2 (prefetcht0), as MKL's no-copy kernel
     // does. A share front-loaded one line a step into L2 alone, and none in the first row panel,
     // ran GPT-2's 64-row products 1-6% slower (NOTES.md, 2026-12-05, fourth session).
-    if constexpr (Ahead == kStripeAhead) {
+    if constexpr (Stripe) {
       if (pf && pf_rows > 0) {
         const int64_t every = std::max<int64_t>(1, ahead_end / pf_rows);
         const char* row = reinterpret_cast<const char*>(pf);
@@ -209,13 +216,13 @@ __attribute__((always_inline)) inline void kernel_body_rows_a(int64_t kc, const 
 template <class T, int W, int R, int NV, bool RowTail>
 __attribute__((always_inline)) inline void stripe_rest(int r, int64_t kc, const T* a, int64_t a_rs, const T* b,
                                                        int64_t b_rs, T* c, int64_t c_rs, bool accumulate,
-                                                       const T* pf, int64_t pf_rows) {
+                                                       const T* pf, int64_t pf_rows, int64_t ahead) {
   if constexpr (R > 0) {
     if (r == R)
-      kernel_body_from<T, W, R, NV, RowsA<T, R>, kStripeAhead, RowTail>(kc, RowsA<T, R>(a, a_rs), b, b_rs, c, c_rs,
-                                                                      accumulate, pf, b_rs, pf_rows, nullptr);
+      kernel_body_from<T, W, R, NV, RowsA<T, R>, kStripeAhead, RowTail, true>(
+          kc, RowsA<T, R>(a, a_rs), b, b_rs, c, c_rs, accumulate, pf, b_rs, pf_rows, nullptr, ahead);
     else
-      stripe_rest<T, W, R - 1, NV, RowTail>(r, kc, a, a_rs, b, b_rs, c, c_rs, accumulate, pf, pf_rows);
+      stripe_rest<T, W, R - 1, NV, RowTail>(r, kc, a, a_rs, b, b_rs, c, c_rs, accumulate, pf, pf_rows, ahead);
   }
 }
 
@@ -241,25 +248,26 @@ __attribute__((always_inline)) inline void stripe_panels(int64_t kc, const T* a,
     if (fetch_c)  // into L2 only: in L1 the stripe's rows of B would push them out again
       for (int i = 0; i < r; ++i)
         for (int j = 0; j < kRowBytes; j += 64) __builtin_prefetch(reinterpret_cast<const char*>(ci + i * c_rs) + j, 0, 2);
+    const int64_t ahead = ip == 0 ? kStripeFirstAhead : kStripeAhead;
     if (r == MR)
-      kernel_body_from<T, W, MR, NV, RowsA<T, MR>, kStripeAhead, RowTail>(kc, RowsA<T, MR>(ai, a_rs), b, b_rs, ci,
-                                                                        c_rs, accumulate, pf, b_rs, pf_rows, nullptr);
+      kernel_body_from<T, W, MR, NV, RowsA<T, MR>, kStripeAhead, RowTail, true>(
+          kc, RowsA<T, MR>(ai, a_rs), b, b_rs, ci, c_rs, accumulate, pf, b_rs, pf_rows, nullptr, ahead);
     else
-      stripe_rest<T, W, MR - 1, NV, RowTail>(r, kc, ai, a_rs, b, b_rs, ci, c_rs, accumulate, pf, pf_rows);
+      stripe_rest<T, W, MR - 1, NV, RowTail>(r, kc, ai, a_rs, b, b_rs, ci, c_rs, accumulate, pf, pf_rows, ahead);
   }
 }
 
 // A stripe of C: all `rows` rows (A read where it lies, a_rs apart) times NR columns of B, read
 // where they lie (b_rs apart), row panels of MR and a last one of the rest, in one call so that
 // one panel's end overlaps the next one's start. Nothing is copied: each panel reads the stripe's
-// rows of B from L2 (the first from farther), kStripeAhead rows ahead of itself, and the last
-// kStripeFetchPanels panels fetch the next stripe's rows (`next`, the same rows NR columns on;
-// nullptr: none), a share each, a whole row every few steps. With few rows a copy of B would be
-// read by too few panels to repay its making (NOTES.md, 2026-12-05, third session). Rows of B
-// that do not start on a cache line take the kernels that also fetch each row's last line;
-// aligned rows skip that prefetch, which cost them 1% (0.99x in turns). With fetch_c, each panel
-// first asks for its lines of C, for a C that is not in the L2 (the caller knows): otherwise the
-// panel's stores at the end wait on them.
+// rows of B from L2, kStripeAhead rows ahead of itself (the first panel, which reads them from
+// farther, kStripeFirstAhead), and the last kStripeFetchPanels panels fetch the next stripe's rows
+// (`next`, the same rows NR columns on; nullptr: none), a share each, a whole row every few steps.
+// With few rows a copy of B would be read by too few panels to repay its making (NOTES.md,
+// 2026-12-05, third session). Rows of B that do not start on a cache line take the kernels that
+// also fetch each row's last line; aligned rows skip that prefetch, which cost them 1% (0.99x in
+// turns). With fetch_c, each panel first asks for its lines of C, for a C that is not in the L2
+// (the caller knows): otherwise the panel's stores at the end wait on them.
 template <class T, int W, int MR, int NV>
 __attribute__((always_inline)) inline void kernel_body_stripe(int64_t kc, const T* a, int64_t a_rs, int64_t rows,
                                                               const T* b, int64_t b_rs, T* c, int64_t c_rs,
