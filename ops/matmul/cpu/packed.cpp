@@ -194,7 +194,8 @@ namespace {
 
 // A product with fewer rows than this is a (few) matrix-vector product, e.g. one token of GPT-2
 // generation: packing B would copy all of B to use each element fewer than 4 times, so such
-// products stream B straight from its storage instead (skinny() below).
+// products stream B straight from its storage instead: in the AVX-512 stripes, which copy nothing,
+// where they take it, else in skinny() below (takes_skinny).
 constexpr int64_t kSkinnyRows = 4;
 
 // C = A B for m < kSkinnyRows, threads splitting the columns of C. With rows of B contiguous the
@@ -514,6 +515,15 @@ int64_t stripe_depth(const GemmArgs& g, const PackedConfig<T>& cfg) {
   return (g.k + blocks - 1) / blocks;
 }
 
+// Products of fewer than kSkinnyRows rows take skinny() (B read once per row of A), except those
+// the AVX-512 stripes take: with two and three rows, the stripes read a B of 768 x 2304 or 3072 at
+// 23-24 GB/s, as they do with four, where skinny() read it at 9-14 (MKL 22-23; NOTES.md,
+// 2026-12-06, ninth session).
+bool takes_skinny(const GemmArgs& g, CpuIsa isa) {
+  if (g.m >= kSkinnyRows) return false;
+  return g.dtype != DType::Float32 || stripe_depth(g, packed_config_f32(isa)) == 0;
+}
+
 // C = A B for few rows, in stripes of B's columns, nothing copied (kernel_body_stripe in
 // microkernel.h): each stripe of kc rows of B is read where it lies by every row panel of A, also
 // read where it lies. This is how MKL's sgemm runs GPT-2's 64-row products (its no-copy kernel, as
@@ -809,7 +819,7 @@ void gemm_packed(const GemmArgs& g, CpuIsa isa) {
       }
     return;
   }
-  if (g.m < kSkinnyRows) {
+  if (takes_skinny(g, isa)) {
     if (g.dtype == DType::Float32) skinny<float>(g);
     else skinny<double>(g);
     return;
@@ -821,7 +831,7 @@ void gemm_packed(const GemmArgs& g, CpuIsa isa) {
 void gemm_packed(const GemmArgs& g) { gemm_packed(g, best_cpu_isa()); }
 
 bool reads_a_in_place(const GemmArgs& g, CpuIsa isa) {
-  if (g.m < kSkinnyRows || g.n == 0 || g.k == 0) return false;
+  if (g.m < kSkinnyRows || g.n == 0 || g.k == 0) return false;  // skinny, or the stripes
   auto decide = [&](const auto& cfg) {
     const GeneralBlocks blocks = general_blocks(g, cfg);
     return !few_rows(g, cfg) && a_in_place(g, cfg, blocks.kc, blocks.mc);
@@ -830,7 +840,7 @@ bool reads_a_in_place(const GemmArgs& g, CpuIsa isa) {
 }
 
 int64_t stripe_kc(const GemmArgs& g, CpuIsa isa) {
-  if (g.m < kSkinnyRows || g.n == 0 || g.k == 0) return 0;  // as gemm_packed: those take other paths
+  if (g.n == 0 || g.k == 0 || takes_skinny(g, isa)) return 0;  // as gemm_packed: those take other paths
   auto decide = [&](const auto& cfg) -> int64_t {
     return few_rows(g, cfg) ? stripe_depth(g, cfg) : int64_t(0);
   };

@@ -186,7 +186,9 @@ void expect_packed_matches_on_every_isa(const Tensor& a, const Tensor& b, DType 
 // C larger than any L2 (3.2 MB), whose lines each panel fetches first, and a B of 1.6 MB with rows
 // 4 KiB apart, below the 2 MiB from which Ember asks for huge pages, in shorter kc blocks (three
 // of 134 rows on a 2 MiB, 16-way L2, where a B on huge pages takes two of 200: stripe_kc). Rows
-// 32 KiB apart: 20 rows in seven blocks of 43, and 100 rows on the copying path instead.
+// 32 KiB apart: 20 rows in seven blocks of 43, and 100 rows on the copying path instead. Products
+// of one to three rows take the stripes as well (a single panel of the last-rows kernel), over
+// several kc blocks and with a last stripe copied.
 TEST_P(MatmulVariants, PackedReadsRowMajorBInPlace) {
   DType dt = GetParam();
   struct Case {
@@ -197,7 +199,8 @@ TEST_P(MatmulVariants, PackedReadsRowMajorBInPlace) {
                                    {250, 300, 140, 140}, {5, 70, 128, 128},  {8, 300, 130, 131},
                                    {9, 520, 64, 64},     {64, 768, 130, 144}, {21, 400, 100, 112},
                                    {40, 70, 20000, 20000}, {40, 400, 130, 1024}, {20, 300, 130, 8192},
-                                   {100, 300, 130, 8192}};
+                                   {100, 300, 130, 8192}, {1, 300, 100, 100},   {2, 700, 130, 130},
+                                   {3, 900, 96, 3072},    {2, 5, 20, 20}};
   for (const Case& cs : cases) {
     Tensor a = random({cs.m, cs.k}, 11).to(dt);
     Tensor b = random({cs.k, cs.row_stride}, 12).to(dt).slice(1, 0, cs.n);
@@ -269,7 +272,8 @@ TEST(MatmulVariantsStripes, DepthFollowsTheRowStrideWhatIsKnownOfThePagesAndTheR
   const std::vector<Case> cases = {{64, 768, 768, 384, 384},  {64, 768, 2304, 384, 384}, {64, 768, 3072, 384, 192},
                                    {64, 768, 2048, 192, 192}, {64, 768, 4096, 96, 96},   {128, 768, 4096, 0, 0},
                                    {128, 96, 4096, 96, 96},   {32, 768, 8192, 48, 48},   {16, 768, 8192, 48, 48},
-                                   {64, 768, 8192, 0, 0},     {64, 768, 16384, 0, 0}};
+                                   {64, 768, 8192, 0, 0},     {64, 768, 16384, 0, 0},   {2, 768, 2304, 384, 384},
+                                   {3, 768, 3072, 384, 192}};
   for (const Case& c : cases) {
     const int64_t kc_ember = cpu::stripe_kc(args(c.m, c.k, c.n, ember_b), cpu::CpuIsa::Avx512);
     const int64_t kc_foreign = cpu::stripe_kc(args(c.m, c.k, c.n, foreign_b.data()), cpu::CpuIsa::Avx512);
@@ -289,6 +293,13 @@ TEST(MatmulVariantsStripes, DepthFollowsTheRowStrideWhatIsKnownOfThePagesAndTheR
   at.a_rs = 1, at.a_cs = 64;
   EXPECT_EQ(cpu::stripe_kc(at, cpu::CpuIsa::Avx512), 0);
   EXPECT_EQ(cpu::stripe_kc(args(64, 768, 3072, ember_b), cpu::CpuIsa::Avx2), 0);
+  // Two rows take skinny() where the stripes do not: float64, a transposed B.
+  GemmArgs two_f64 = args(2, 768, 2304, ember_b);
+  two_f64.dtype = DType::Float64;
+  EXPECT_EQ(cpu::stripe_kc(two_f64, cpu::CpuIsa::Avx512), 0);
+  GemmArgs two_bt = args(2, 768, 2304, ember_b);
+  two_bt.b_rs = 1, two_bt.b_cs = 768;
+  EXPECT_EQ(cpu::stripe_kc(two_bt, cpu::CpuIsa::Avx512), 0);
   free_host(ember_b);
 }
 
