@@ -238,7 +238,12 @@ __attribute__((always_inline)) inline void stripe_panels(int64_t kc, const T* a,
   for (int64_t ip = 0; ip < panels; ++ip) {
     const T* pf = nullptr;
     int64_t pf_rows = 0;
-    if (next && ip >= first && (ip - first) * share < kc) {
+    // A stripe of one panel (at most MR rows) fetches no next stripe: that panel reads all of B
+    // from farther anyway, kStripeFirstAhead rows ahead, and the next stripe's rows, fetched into
+    // L1 a whole stripe before their turn, only left it again. Two to eight rows ran 0.99-1.13x
+    // as fast without them (1.06-1.13x where B's rows lie 12 KiB apart), two rows of 768 columns
+    // 1.17-1.35x (NOTES.md, 2026-12-06, ninth session).
+    if (next && panels > 1 && ip >= first && (ip - first) * share < kc) {
       const int64_t r0 = (ip - first) * share;
       pf = next + r0 * b_rs, pf_rows = std::min(share, kc - r0);
     }
