@@ -7,6 +7,8 @@
 // for the eight rows on an Intel Xeon and the four on a Zen 4).
 #include "ops/matmul/cpu/gemv_avx2.h"
 
+#include "framework/error.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 
@@ -74,52 +76,72 @@ __attribute__((target("avx2,fma"))) void rows_apart(const float* a, int64_t a_st
   }
 }
 
-// c[j] = dot(a, B_j) for the rows B_j = b + j * ldb, one row at a time with four accumulators and
-// a prefetch ahead (the tail of gemv_dots_avx2).
-__attribute__((target("avx2,fma"))) void dots_one_by_one(const float* a, const float* b, int64_t ldb, int64_t k,
-                                                          int64_t n, float* c) {
+// c[i * c_rs + j] = dot(A_i, B_j) for the R rows A_i = a + i * a_rs and the rows B_j = b + j * ldb,
+// one B_j at a time with four accumulators per row of A and a prefetch ahead (the tail of
+// gemv_dots_avx2 and gemm_dots_avx2).
+template <int R>
+__attribute__((target("avx2,fma"))) void dots_one_by_one(const float* a, int64_t a_rs, const float* b, int64_t ldb,
+                                                          int64_t k, int64_t n, float* c, int64_t c_rs) {
   for (int64_t j = 0; j < n; ++j) {
     const float* r = b + j * ldb;
-    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    __m256 s[R][4];
+    for (int i = 0; i < R; ++i)
+      for (int q = 0; q < 4; ++q) s[i][q] = _mm256_setzero_ps();
     int64_t p = 0;
     for (; p + 32 <= k; p += 32) {
       _mm_prefetch(reinterpret_cast<const char*>(r + p + kDotsPrefetch), _MM_HINT_T0);
       _mm_prefetch(reinterpret_cast<const char*>(r + p + kDotsPrefetch + 16), _MM_HINT_T0);
-      s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p), _mm256_loadu_ps(r + p), s0);
-      s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p + 8), _mm256_loadu_ps(r + p + 8), s1);
-      s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p + 16), _mm256_loadu_ps(r + p + 16), s2);
-      s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p + 24), _mm256_loadu_ps(r + p + 24), s3);
+      for (int q = 0; q < 4; ++q) {
+        const __m256 bv = _mm256_loadu_ps(r + p + 8 * q);
+        for (int i = 0; i < R; ++i) s[i][q] = _mm256_fmadd_ps(_mm256_loadu_ps(a + i * a_rs + p + 8 * q), bv, s[i][q]);
+      }
     }
-    for (; p + 8 <= k; p += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p), _mm256_loadu_ps(r + p), s0);
-    float d = hsum(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
-    for (; p < k; ++p) d += a[p] * r[p];
-    c[j] = d;
+    for (; p + 8 <= k; p += 8) {
+      const __m256 bv = _mm256_loadu_ps(r + p);
+      for (int i = 0; i < R; ++i) s[i][0] = _mm256_fmadd_ps(_mm256_loadu_ps(a + i * a_rs + p), bv, s[i][0]);
+    }
+    for (int i = 0; i < R; ++i) {
+      const float* ai = a + i * a_rs;
+      float d = hsum(_mm256_add_ps(_mm256_add_ps(s[i][0], s[i][1]), _mm256_add_ps(s[i][2], s[i][3])));
+      for (int64_t q = p; q < k; ++q) d += ai[q] * r[q];
+      c[i * c_rs + j] = d;
+    }
   }
 }
 
-// c[j] = dot(a, B_j) for the rows B_j = b + j * ldb. kStreams rows at a time, n / kStreams rows
-// apart, so that as many streams in different pages are in flight at once; a stays in L1, and each
-// row has its own accumulator, kStreams independent FMA chains.
-template <int kStreams>
-__attribute__((target("avx2,fma"))) void dots_apart(const float* a, const float* b, int64_t ldb, int64_t k,
-                                                     int64_t n, float* c) {
+// c[i * c_rs + j] = dot(A_i, B_j) as above, kStreams rows of B at a time, n / kStreams rows apart,
+// so that as many streams in different pages are in flight at once; A's R rows stay in L1, and each
+// pair of rows has its own accumulator, R * kStreams independent FMA chains, each B vector loaded
+// once for all R rows.
+template <int kStreams, int R>
+__attribute__((target("avx2,fma"))) void dots_apart(const float* a, int64_t a_rs, const float* b, int64_t ldb,
+                                                     int64_t k, int64_t n, float* c, int64_t c_rs) {
   const int64_t span = n / kStreams;
   for (int64_t j = 0; j < span; ++j) {
     const float* r[kStreams];
-    __m256 s[kStreams];
-    for (int i = 0; i < kStreams; ++i) r[i] = b + (j + i * span) * ldb, s[i] = _mm256_setzero_ps();
+    __m256 s[R][kStreams];
+    for (int q = 0; q < kStreams; ++q) r[q] = b + (j + q * span) * ldb;
+    for (int i = 0; i < R; ++i)
+      for (int q = 0; q < kStreams; ++q) s[i][q] = _mm256_setzero_ps();
     int64_t p = 0;
     for (; p + 8 <= k; p += 8) {
-      const __m256 av = _mm256_loadu_ps(a + p);
-      for (int i = 0; i < kStreams; ++i) s[i] = _mm256_fmadd_ps(av, _mm256_loadu_ps(r[i] + p), s[i]);
+      __m256 av[R];
+      for (int i = 0; i < R; ++i) av[i] = _mm256_loadu_ps(a + i * a_rs + p);
+      for (int q = 0; q < kStreams; ++q) {
+        const __m256 bv = _mm256_loadu_ps(r[q] + p);
+        for (int i = 0; i < R; ++i) s[i][q] = _mm256_fmadd_ps(av[i], bv, s[i][q]);
+      }
     }
-    for (int i = 0; i < kStreams; ++i) {
-      float d = hsum(s[i]);
-      for (int64_t q = p; q < k; ++q) d += a[q] * r[i][q];
-      c[j + i * span] = d;
+    for (int i = 0; i < R; ++i) {
+      const float* ai = a + i * a_rs;
+      for (int q = 0; q < kStreams; ++q) {
+        float d = hsum(s[i][q]);
+        for (int64_t t = p; t < k; ++t) d += ai[t] * r[q][t];
+        c[i * c_rs + j + q * span] = d;
+      }
     }
   }
-  dots_one_by_one(a, b + kStreams * span * ldb, ldb, k, n - kStreams * span, c + kStreams * span);
+  dots_one_by_one<R>(a, a_rs, b + kStreams * span * ldb, ldb, k, n - kStreams * span, c + kStreams * span, c_rs);
 }
 
 }  // namespace
@@ -143,8 +165,18 @@ void gemv_rows_avx2(const float* a, int64_t a_stride, const float* b, int64_t ld
 }
 
 void gemv_dots_avx2(const float* a, const float* b, int64_t ldb, int64_t k, int64_t n, float* c, int streams) {
-  if (streams <= 4) dots_apart<4>(a, b, ldb, k, n, c);
-  else dots_apart<8>(a, b, ldb, k, n, c);
+  if (streams <= 4) dots_apart<4, 1>(a, 0, b, ldb, k, n, c, 0);
+  else dots_apart<8, 1>(a, 0, b, ldb, k, n, c, 0);
+}
+
+void gemm_dots_avx2(const float* a, int64_t a_rs, int rows, const float* b, int64_t ldb, int64_t k, int64_t n,
+                    float* c, int64_t c_rs) {
+  switch (rows) {
+    case 1: return dots_apart<4, 1>(a, a_rs, b, ldb, k, n, c, c_rs);
+    case 2: return dots_apart<4, 2>(a, a_rs, b, ldb, k, n, c, c_rs);
+    case 3: return dots_apart<4, 3>(a, a_rs, b, ldb, k, n, c, c_rs);
+    default: EMBER_CHECK(false, "gemm_dots_avx2: 1 to 3 rows of A, got ", rows);
+  }
 }
 
 __attribute__((target("avx2,fma"))) void add_into_avx2(float* c, const float* x, int64_t n) {

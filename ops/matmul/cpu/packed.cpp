@@ -25,6 +25,7 @@
 
 #include "framework/parallel.h"
 #include "framework/storage.h"
+#include "ops/matmul/cpu/gemv_avx2.h"
 #include "ops/matmul/cpu/pack_avx2.h"
 #include "ops/matmul/cpu/packed_config.h"
 #include "ops/matmul/cpu/packing.h"
@@ -202,11 +203,25 @@ constexpr int64_t kSkinnyRows = 4;
 // inner loop is an axpy over a row of B; with columns contiguous (B a transposed view) it is a dot
 // product, summed in eight independent partial sums so that it vectorises.
 template <class T>
-void skinny(const GemmArgs& g) {
+void skinny(const GemmArgs& g, CpuIsa isa) {
   const T* a = static_cast<const T*>(g.a);
   const T* b = static_cast<const T*>(g.b);
   T* c = static_cast<T*>(g.c);
   int64_t grain = std::max<int64_t>(64, 65536 / std::max<int64_t>(1, g.m * g.k));
+#if defined(__x86_64__) || defined(__i386__)
+  // B's columns contiguous (a transposed matrix, as GPT-2's tied LM head x @ wte^T) and A's rows
+  // too: the AVX2 dot kernel reads each column of B once for all rows of A. The loop below reads
+  // B once per row, at 0.16-0.49x of MKL's speed with two and three rows (NOTES.md, 2026-12-06,
+  // ninth session).
+  if constexpr (std::is_same_v<T, float>) {
+    if (isa >= CpuIsa::Avx2 && g.b_rs == 1 && g.a_cs == 1) {
+      parallel_for(g.n, grain, [&](int64_t lo, int64_t hi) {
+        gemm_dots_avx2(a, g.a_rs, int(g.m), b + lo * g.b_cs, g.b_cs, g.k, hi - lo, c + lo, g.c_rs);
+      });
+      return;
+    }
+  }
+#endif
   parallel_for(g.n, grain, [&](int64_t lo, int64_t hi) {
     for (int64_t i = 0; i < g.m; ++i) {
       T* crow = c + i * g.c_rs;
@@ -820,8 +835,8 @@ void gemm_packed(const GemmArgs& g, CpuIsa isa) {
     return;
   }
   if (takes_skinny(g, isa)) {
-    if (g.dtype == DType::Float32) skinny<float>(g);
-    else skinny<double>(g);
+    if (g.dtype == DType::Float32) skinny<float>(g, isa);
+    else skinny<double>(g, isa);
     return;
   }
   if (g.dtype == DType::Float32) packed<float>(g, packed_config_f32(isa));

@@ -151,6 +151,7 @@ TEST_P(MatmulVariants, PackedEveryInstructionSet) {
   DType dt = GetParam();
   std::vector<std::tuple<int64_t, int64_t, int64_t>> shapes = kShapes;
   shapes.push_back({3, 5, 4100});
+  shapes.push_back({2, 300, 37});     // two rows: the AVX2 dot kernel where the ISA has it
   shapes.push_back({290, 520, 40});   // threads split the rows of C
   shapes.push_back({64, 300, 500});   // threads split the columns of C
   for (int isa = 0; isa <= int(cpu::best_cpu_isa()); ++isa)

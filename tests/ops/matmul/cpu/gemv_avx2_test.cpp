@@ -66,6 +66,36 @@ TEST(GemvAvx2, DotKernelMatchesFloat64ReferenceForEachStreamCount) {
         }
       }
 }
+TEST(GemvAvx2, FewRowDotKernelMatchesFloat64ReferenceForOneToThreeRows) {
+  if (!avx2_here()) GTEST_SKIP() << "this CPU has no AVX2+FMA; the kernels under test cannot run here";
+  // One to three rows of A (rows padded), n below, at and past multiples of the four streams (the
+  // rows of B taken one by one at the end), k past the 8- and 32-float steps, C's rows padded:
+  // the padding must stay as it was.
+  for (int rows : {1, 2, 3})
+    for (int64_t n : {1, 3, 4, 5, 13, 203})
+      for (int64_t k : {1, 7, 8, 33, 300}) {
+        Generator g(uint64_t(rows * 100000 + n * 1000 + k));
+        const int64_t a_rs = k + 2, ldb = k + 3, c_rs = n + 1;
+        std::vector<float> a = random_floats(rows * a_rs, g), b = random_floats(n * ldb, g);
+        std::vector<float> c(size_t(rows * c_rs), 123.f);
+        cpu::gemm_dots_avx2(a.data(), a_rs, rows, b.data(), ldb, k, n, c.data(), c_rs);
+        for (int i = 0; i < rows; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            double want = 0;
+            for (int64_t p = 0; p < k; ++p) want += double(a[size_t(i * a_rs + p)]) * b[size_t(j * ldb + p)];
+            ASSERT_NEAR(c[size_t(i * c_rs + j)], want, 1e-4 * (1 + std::abs(want)))
+                << "rows " << rows << " n " << n << " k " << k << " at " << i << "," << j;
+          }
+          EXPECT_EQ(c[size_t(i * c_rs + n)], 123.f) << "row " << i << "'s padding was written";
+        }
+      }
+}
+
+TEST(GemvAvx2, FewRowDotKernelRefusesMoreThanThreeRows) {
+  if (!avx2_here()) GTEST_SKIP() << "this CPU has no AVX2+FMA; the kernels under test cannot run here";
+  std::vector<float> a(32, 1.f), b(32, 1.f), c(8, 0.f);
+  EXPECT_EMBER_ERROR(cpu::gemm_dots_avx2(a.data(), 8, 4, b.data(), 8, 8, 2, c.data(), 2), "1 to 3 rows of A, got 4");
+}
 #else
 TEST(GemvAvx2, NotBuiltOffX86) { GTEST_SKIP() << "the AVX2 GEMV kernels exist on x86 only"; }
 #endif
