@@ -285,22 +285,20 @@ TEST(MatmulVariantsStripes, DepthFollowsTheRowStrideWhatIsKnownOfThePagesAndTheR
       EXPECT_EQ(kc_foreign, c.elsewhere) << what;
     }
   }
-  // Not the stripes: more rows than the few-rows path, float64, a transposed A, another ISA.
+  // Not the stripes: more rows than the few-rows path, float64, a transposed A, another ISA; and
+  // two rows, which take skinny() where the stripes do not (float64, a transposed B).
+  auto kc_with = [&](int64_t m, auto edit) {
+    GemmArgs g = args(m, 768, 3072, ember_b);
+    edit(g);
+    return cpu::stripe_kc(g, cpu::CpuIsa::Avx512);
+  };
   EXPECT_EQ(cpu::stripe_kc(args(300, 768, 3072, ember_b), cpu::CpuIsa::Avx512), 0);
-  GemmArgs f64 = args(64, 768, 3072, ember_b);
-  f64.dtype = DType::Float64;
-  EXPECT_EQ(cpu::stripe_kc(f64, cpu::CpuIsa::Avx512), 0);
-  GemmArgs at = args(64, 768, 3072, ember_b);
-  at.a_rs = 1, at.a_cs = 64;
-  EXPECT_EQ(cpu::stripe_kc(at, cpu::CpuIsa::Avx512), 0);
   EXPECT_EQ(cpu::stripe_kc(args(64, 768, 3072, ember_b), cpu::CpuIsa::Avx2), 0);
-  // Two rows take skinny() where the stripes do not: float64, a transposed B.
-  GemmArgs two_f64 = args(2, 768, 2304, ember_b);
-  two_f64.dtype = DType::Float64;
-  EXPECT_EQ(cpu::stripe_kc(two_f64, cpu::CpuIsa::Avx512), 0);
-  GemmArgs two_bt = args(2, 768, 2304, ember_b);
-  two_bt.b_rs = 1, two_bt.b_cs = 768;
-  EXPECT_EQ(cpu::stripe_kc(two_bt, cpu::CpuIsa::Avx512), 0);
+  for (int64_t m : {64, 2}) {
+    EXPECT_EQ(kc_with(m, [](GemmArgs& g) { g.dtype = DType::Float64; }), 0) << m << " rows";
+    EXPECT_EQ(kc_with(m, [](GemmArgs& g) { g.a_rs = 1, g.a_cs = g.m; }), 0) << m << " rows";
+    EXPECT_EQ(kc_with(m, [](GemmArgs& g) { g.b_rs = 1, g.b_cs = g.k; }), 0) << m << " rows";
+  }
   free_host(ember_b);
 }
 
