@@ -196,7 +196,7 @@ namespace {
 // A product with fewer rows than this is a (few) matrix-vector product, e.g. one token of GPT-2
 // generation: packing B would copy all of B to use each element fewer than 4 times, so such
 // products stream B straight from its storage instead: in the AVX-512 stripes, which copy nothing,
-// where they take it, else in skinny() below (takes_skinny).
+// where they take it, else in skinny() below (packed()).
 constexpr int64_t kSkinnyRows = 4;
 
 // C = A B for m < kSkinnyRows, threads splitting the columns of C. With rows of B contiguous the
@@ -530,15 +530,6 @@ int64_t stripe_depth(const GemmArgs& g, const PackedConfig<T>& cfg) {
   return (g.k + blocks - 1) / blocks;
 }
 
-// Products of fewer than kSkinnyRows rows take skinny() (B read once per row of A), except those
-// the AVX-512 stripes take: with two and three rows, the stripes read a B of 768 x 2304 or 3072 at
-// 23-24 GB/s, as they do with four, where skinny() read it at 9-14 (MKL 22-23; NOTES.md,
-// 2026-12-06, ninth session).
-bool takes_skinny(const GemmArgs& g, CpuIsa isa) {
-  if (g.m >= kSkinnyRows) return false;
-  return g.dtype != DType::Float32 || stripe_depth(g, packed_config_f32(isa)) == 0;
-}
-
 // C = A B for few rows, in stripes of B's columns, nothing copied (kernel_body_stripe in
 // microkernel.h): each stripe of kc rows of B is read where it lies by every row panel of A, also
 // read where it lies. This is how MKL's sgemm runs GPT-2's 64-row products (its no-copy kernel, as
@@ -672,10 +663,13 @@ void packed(const GemmArgs& g, const PackedConfig<T>& cfg) {
   const int64_t NC = std::min(cfg.nc, round_up(g.n, NR));
 
   const int nt = threads_for(g);
-  if (few_rows(g, cfg)) {
-    const int64_t depth = stripe_depth(g, cfg);
-    return depth > 0 ? stripes(g, cfg, nt, depth) : packed_unpacked_b(g, cfg, nt);
-  }
+  // Products of fewer than kSkinnyRows rows take skinny() (B read once per row of A) unless the
+  // stripes take them: with two and three rows the stripes read a B of 768 x 2304 or 3072 at
+  // 23-24 GB/s, as they do with four, where skinny() read it at 9-14 (MKL 22-23; NOTES.md,
+  // 2026-12-06, ninth session).
+  const int64_t depth = stripe_depth(g, cfg);
+  if (g.m < kSkinnyRows && depth == 0) return skinny<T>(g, cfg.isa);
+  if (few_rows(g, cfg)) return depth > 0 ? stripes(g, cfg, nt, depth) : packed_unpacked_b(g, cfg, nt);
   const int64_t mpanels_all = (g.m + MR - 1) / MR;
   const bool a_rows = a_in_place(g, cfg, KC, MC);
   const Grid grid = thread_grid(nt, mpanels_all, (NC + NR - 1) / NR, a_rows);
@@ -834,11 +828,6 @@ void gemm_packed(const GemmArgs& g, CpuIsa isa) {
       }
     return;
   }
-  if (takes_skinny(g, isa)) {
-    if (g.dtype == DType::Float32) skinny<float>(g, isa);
-    else skinny<double>(g, isa);
-    return;
-  }
   if (g.dtype == DType::Float32) packed<float>(g, packed_config_f32(isa));
   else packed<double>(g, packed_config_f64(isa));
 }
@@ -855,11 +844,8 @@ bool reads_a_in_place(const GemmArgs& g, CpuIsa isa) {
 }
 
 int64_t stripe_kc(const GemmArgs& g, CpuIsa isa) {
-  if (g.n == 0 || g.k == 0 || takes_skinny(g, isa)) return 0;  // as gemm_packed: those take other paths
-  auto decide = [&](const auto& cfg) -> int64_t {
-    return few_rows(g, cfg) ? stripe_depth(g, cfg) : int64_t(0);
-  };
-  return g.dtype == DType::Float32 ? decide(packed_config_f32(isa)) : decide(packed_config_f64(isa));
+  if (g.n == 0 || g.k == 0) return 0;  // as gemm_packed: those take no kernel
+  return g.dtype == DType::Float32 ? stripe_depth(g, packed_config_f32(isa)) : stripe_depth(g, packed_config_f64(isa));
 }
 
 int64_t streamed_b_bytes() { return g_streamed_b_bytes > 0 ? g_streamed_b_bytes : streamed_b_default(); }
