@@ -1,5 +1,5 @@
 // What the CUDA backend provides to the ops: every CUDA kernel an op calls, as a hook that
-// libember_cuda.so fills when it is loaded (framework/backend_hook.h). This list is the whole
+// libember_cuda.so fills when it is loaded (framework/core/backend_hook.h). This list is the whole
 // contract between the ops and a CUDA backend; each hook is filled beside its kernel, at the end
 // of the .cu (or dispatch .cpp) file that defines it.
 //
@@ -8,8 +8,8 @@
 #pragma once
 #include <cstdint>
 
-#include "framework/backend_hook.h"
-#include "framework/tensor.h"
+#include "framework/core/backend_hook.h"
+#include "framework/core/tensor.h"
 #include "ops/elementwise/binary_kinds.h"
 #include "ops/elementwise/unary_kinds.h"
 #include "ops/conv/conv_geometry.h"
@@ -26,7 +26,7 @@ struct AttentionDims {
   bool causal = false;
 };
 
-// ops/shape/cuda/copy.cu (its fill serves the core: framework/cuda/runtime_hooks.h)
+// ops/shape/cuda/copy.cu (its fill serves the core: framework/core/cuda_hooks.h)
 extern BackendHook<void(const Tensor& dst, const Tensor& src)> copy_strided;
 // ops/elementwise/cuda/elementwise.cu
 extern BackendHook<Tensor(UnaryOp op, const Tensor& x)> unary;

@@ -1,6 +1,6 @@
-// Fills the core engine's two op hooks (framework/autograd/engine_ops.h) when the ops library
+// Fills the core engine's two op hooks (framework/core/autograd/engine_ops.h) when the ops library
 // loads.
-#include "framework/autograd/engine_ops.h"
+#include "framework/core/autograd/engine_ops.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/shape/shape_ops.h"
 

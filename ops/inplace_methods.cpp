@@ -1,15 +1,15 @@
 // Tensor's in-place arithmetic (add_, mul_, clamp_, ...). None is recorded by autograd: each
 // computes the new value with the out-of-place op and writes it over this tensor's elements (views
 // write through to their base), then stamps the storage so that a backward reading the old value
-// fails loudly (see check_saved_unchanged in framework/autograd/autograd.cpp).
+// fails loudly (see check_saved_unchanged in framework/core/autograd/autograd.cpp).
 //
 // They are refused on a tensor that autograd tracks while gradients are recorded, as PyTorch does:
 // a traced value changed behind the trace's back would make every later gradient silently wrong
 // (f(x) = {x.mul_(2); return x * x;} would differentiate to 4x instead of 8x). Inside NoGradGuard,
 // as in an optimizer step, they write parameters freely.
-#include "framework/autograd/node.h"
-#include "framework/autograd/trace.h"
-#include "framework/tensor.h"
+#include "framework/core/autograd/node.h"
+#include "framework/core/autograd/trace.h"
+#include "framework/core/tensor.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace ember {

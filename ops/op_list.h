@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/autograd/primitive.h"
+#include "framework/core/autograd/primitive.h"
 
 namespace ember {
 

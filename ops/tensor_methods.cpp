@@ -1,8 +1,8 @@
-// The methods of Tensor that are ops (framework/tensor.h declares them, for method syntax): they
+// The methods of Tensor that are ops (framework/core/tensor.h declares them, for method syntax): they
 // record on a trace like the free functions they call, so they belong to the ops layer, and the
 // core never calls them (tests/layers_test.cpp checks the includes).
-#include "framework/device_copy.h"
-#include "framework/tensor.h"
+#include "framework/core/device_copy.h"
+#include "framework/core/tensor.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/matmul/matmul.h"
 #include "ops/reduce/reduce.h"

@@ -2,7 +2,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
-#include "framework/cuda/cuda.h"
+#include "framework/core/cuda.h"
 
 #define EMBER_SKIP_WITHOUT_GPU()                                                        \
   do {                                                                                  \

@@ -1,7 +1,7 @@
-// The house that the build enforces (each layer a library linked with --no-undefined), checked
-// once more from the includes, so that a wrong include is caught even before it is called:
-//   core (framework/, framework/autograd/, the CUDA loader) <- ops <- nn (nn, optim, data, io,
-//   dist, functional) <- models <- examples; the CUDA and NCCL backends sit beside ops and dist.
+// The house that the build enforces (each layer folder a library linked with --no-undefined),
+// checked once more from the includes, so that a wrong include is caught even before it is called:
+//   framework/core <- ops <- framework/train <- models <- examples
+// Every folder named cuda/ is the CUDA backend, framework/train/dist/nccl/ the NCCL backend.
 // No file outside the backends includes a CUDA or NCCL header.
 #include <filesystem>
 #include <fstream>
@@ -16,25 +16,24 @@ namespace fs = std::filesystem;
 
 namespace {
 
-enum Layer { Core, Ops, Nn, Models, Examples, CudaBackend, NcclBackend, Unknown };
-const char* kNames[] = {"core", "ops", "nn", "models", "examples", "cuda backend", "nccl backend", "?"};
+enum Layer { Core, Ops, Train, Models, Examples, CudaBackend, NcclBackend, Unknown };
+const char* kNames[] = {"core", "ops", "train", "models", "examples", "cuda backend", "nccl backend", "?"};
 
-bool starts(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+// The layer of each folder, longest prefix first; the one rule beside it: a cuda/ folder inside a
+// layer belongs to the CUDA backend.
+const std::pair<const char*, Layer> kFolders[] = {
+    {"framework/train/dist/nccl/", NcclBackend}, {"framework/core/", Core}, {"framework/train/", Train},
+    {"framework/cuda/", CudaBackend},            {"ops/", Ops},              {"models/", Models},
+    {"examples/", Examples},
+};
 
 // Which layer a path (relative to the source root) belongs to.
 Layer layer_of(const std::string& p) {
-  if (starts(p, "framework/dist/nccl/")) return NcclBackend;
-  if (starts(p, "framework/cuda/"))
-    return (p == "framework/cuda/cuda.h" || p == "framework/cuda/runtime_hooks.h" || p == "framework/cuda/loader.cpp")
-               ? Core
-               : CudaBackend;
-  for (const char* nn : {"framework/nn/", "framework/optim/", "framework/data/", "framework/io/", "framework/dist/",
-                         "framework/functional/"})
-    if (starts(p, nn)) return Nn;
-  if (starts(p, "framework/")) return Core;
-  if (starts(p, "ops/")) return p.find("/cuda/") != std::string::npos ? CudaBackend : Ops;
-  if (starts(p, "models/")) return Models;
-  if (starts(p, "examples/")) return Examples;
+  for (const auto& [prefix, layer] : kFolders) {
+    if (p.rfind(prefix, 0) != 0) continue;
+    if (layer != Examples && p.find("/cuda/") != std::string::npos) return CudaBackend;
+    return layer;
+  }
   return Unknown;
 }
 
@@ -43,10 +42,10 @@ bool may_include(Layer from, Layer to) {
   static const std::set<std::pair<int, int>> allowed = {
       {Core, Core},
       {Ops, Core}, {Ops, Ops},
-      {Nn, Core}, {Nn, Ops}, {Nn, Nn},
-      {Models, Core}, {Models, Ops}, {Models, Nn}, {Models, Models},
+      {Train, Core}, {Train, Ops}, {Train, Train},
+      {Models, Core}, {Models, Ops}, {Models, Train}, {Models, Models},
       {CudaBackend, Core}, {CudaBackend, Ops}, {CudaBackend, CudaBackend},
-      {NcclBackend, Core}, {NcclBackend, Ops}, {NcclBackend, Nn}, {NcclBackend, CudaBackend}, {NcclBackend, NcclBackend},
+      {NcclBackend, Core}, {NcclBackend, Ops}, {NcclBackend, Train}, {NcclBackend, CudaBackend}, {NcclBackend, NcclBackend},
   };
   if (from == Examples) return to != Unknown;
   return allowed.count({from, to}) > 0;
@@ -117,12 +116,15 @@ TEST(Layers, OnlyTheBackendsIncludeCudaOrNccl) {
 
 TEST(Layers, TheCheckItselfCatchesAWrongInclude) {
   EXPECT_FALSE(may_include(Core, Ops));
-  EXPECT_FALSE(may_include(Ops, Nn));
-  EXPECT_FALSE(may_include(Nn, Models));
+  EXPECT_FALSE(may_include(Ops, Train));
+  EXPECT_FALSE(may_include(Train, Models));
   EXPECT_FALSE(may_include(Models, Examples));
   EXPECT_FALSE(may_include(Ops, CudaBackend));
-  EXPECT_EQ(layer_of("framework/autograd/primitive.h"), Core);
+  EXPECT_EQ(layer_of("framework/core/autograd/primitive.h"), Core);
+  EXPECT_EQ(layer_of("framework/core/cuda_hooks.h"), Core);
   EXPECT_EQ(layer_of("framework/cuda/allocator.cpp"), CudaBackend);
   EXPECT_EQ(layer_of("ops/matmul/cuda/dispatch.cpp"), CudaBackend);
-  EXPECT_EQ(layer_of("framework/optim/adam.h"), Nn);
+  EXPECT_EQ(layer_of("framework/train/optim/adam.h"), Train);
+  EXPECT_EQ(layer_of("framework/train/dist/nccl/nccl_backend.cpp"), NcclBackend);
+  EXPECT_EQ(layer_of("framework/tensor.h"), Unknown);  // no file lies outside a layer folder
 }

@@ -30,7 +30,7 @@
 #include "examples/common/cli_flags.h"
 #include "examples/common/cli_lists.h"
 #include "ember.h"
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 #include "examples/attention/study/io_counters.h"
 #include "examples/attention/study/study_kernels.h"
 #include "ops/attention/attention.h"

@@ -15,7 +15,7 @@
 #include "examples/common/bench.h"
 #include "examples/common/cli_flags.h"
 #include "ember.h"
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 #include "examples/common/peer_python.h"
 
 using namespace ember;

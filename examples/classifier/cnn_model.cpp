@@ -1,6 +1,6 @@
 #include "cnn_model.h"
 
-#include "framework/nn/nn.h"
+#include "framework/train/nn/nn.h"
 
 namespace ember::examples {
 namespace {

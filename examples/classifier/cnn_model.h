@@ -4,7 +4,7 @@
 #pragma once
 #include <memory>
 
-#include "framework/nn/sequential.h"
+#include "framework/train/nn/sequential.h"
 
 namespace ember::examples {
 

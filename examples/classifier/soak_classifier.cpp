@@ -18,12 +18,12 @@
 #include "examples/common/cli_flags.h"
 #include "examples/common/cli_lists.h"
 #include "examples/common/memory_watch.h"
-#include "framework/autograd/trace.h"
-#include "framework/data/data_loader.h"
-#include "framework/data/fashion_mnist.h"
-#include "framework/io/checkpoint.h"
-#include "framework/nn/mlp.h"
-#include "framework/optim/adam.h"
+#include "framework/core/autograd/trace.h"
+#include "framework/train/data/data_loader.h"
+#include "framework/train/data/fashion_mnist.h"
+#include "framework/train/io/checkpoint.h"
+#include "framework/train/nn/mlp.h"
+#include "framework/train/optim/adam.h"
 #include "ops/loss/cross_entropy.h"
 
 using namespace ember;

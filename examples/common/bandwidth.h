@@ -30,8 +30,8 @@
 #endif
 
 #include "examples/common/bench.h"
-#include "framework/error.h"
-#include "framework/parallel.h"
+#include "framework/core/error.h"
+#include "framework/core/parallel.h"
 
 namespace ember::bench {
 
@@ -97,7 +97,7 @@ inline double sum_streams(const float* x, int64_t len, int rows) {
 }
 
 // An array on 2 MiB pages where Linux grants them, as Ember's allocator places every block of 2 MiB
-// or more (framework/storage.cpp): the probe bounds reads of such tensors, and a probe of a decode
+// or more (framework/core/storage.cpp): the probe bounds reads of such tensors, and a probe of a decode
 // step's GEMVs on a Zen 4 read them 1.1x faster from huge pages than from 4 KiB ones (NOTES.md,
 // 2026-12-03).
 struct HugeArray {

@@ -19,8 +19,8 @@
 #include <thread>
 #include <vector>
 
-#include "framework/error.h"
-#include "framework/io/safetensors.h"
+#include "framework/core/error.h"
+#include "framework/train/io/safetensors.h"
 
 namespace ember::bench {
 

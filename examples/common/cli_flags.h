@@ -9,7 +9,7 @@
 #include <string>
 #include <type_traits>
 
-#include "framework/error.h"
+#include "framework/core/error.h"
 
 namespace ember::cli {
 

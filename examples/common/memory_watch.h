@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "framework/error.h"
-#include "framework/storage.h"
+#include "framework/core/error.h"
+#include "framework/core/storage.h"
 
 namespace ember::cli {
 

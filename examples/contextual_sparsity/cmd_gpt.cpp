@@ -23,7 +23,7 @@
 #include "common.h"
 #include "examples/common/bench.h"
 #include "examples/common/cli_flags.h"
-#include "framework/autograd/trace.h"
+#include "framework/core/autograd/trace.h"
 #include "models/gpt2/checkpoint.h"
 #include "models/gpt2/generate.h"
 #include "models/gpt2/text_data.h"

@@ -13,8 +13,8 @@
 #include "examples/common/bench.h"
 #include "examples/common/cli_flags.h"
 #include "examples/common/cli_lists.h"
-#include "framework/autograd/trace.h"
-#include "framework/parallel.h"
+#include "framework/core/autograd/trace.h"
+#include "framework/core/parallel.h"
 #include <omp.h>
 #include "models/sparsity/predictor.h"
 #include "models/sparsity/sparse_mlp.h"

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "examples/common/cli_lists.h"
-#include "framework/error.h"
+#include "framework/core/error.h"
 
 namespace ember::study {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "examples/common/bench.h"
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember::study {
 

@@ -9,7 +9,7 @@
 #include <cxxopts.hpp>
 
 #include "common.h"
-#include "framework/error.h"
+#include "framework/core/error.h"
 
 namespace {
 const char* kUsage =

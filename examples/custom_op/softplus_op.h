@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "ember.h"
-#include "framework/custom_op.h"
-#include "framework/parallel.h"
+#include "framework/core/custom_op.h"
+#include "framework/core/parallel.h"
 
 namespace softplus_example {
 

@@ -5,8 +5,8 @@
 #include "commands.h"
 #include "examples/attention/study/study_kernels.h"
 #include "examples/common/cli_flags.h"
-#include "framework/autograd/trace.h"
-#include "framework/io/npy.h"
+#include "framework/core/autograd/trace.h"
+#include "framework/train/io/npy.h"
 #include "models/gpt2/checkpoint.h"
 #include "models/gpt2/generate.h"
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 #include "models/gpt2/tokenizer.h"
 
 namespace ember::gpt2::cli {

@@ -4,8 +4,8 @@
 
 #include "commands.h"
 #include "examples/common/cli_lists.h"
-#include "framework/dist/communicator.h"
-#include "framework/error.h"
+#include "framework/train/dist/communicator.h"
+#include "framework/core/error.h"
 
 namespace ember::gpt2::cli {
 

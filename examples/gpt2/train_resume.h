@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "framework/error.h"
-#include "framework/io/safetensors.h"
+#include "framework/core/error.h"
+#include "framework/train/io/safetensors.h"
 
 namespace ember::gpt2::cli {
 

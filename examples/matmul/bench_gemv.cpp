@@ -28,7 +28,7 @@
 #include "examples/common/progress_bar.h"
 #include "examples/matmul/gemv_cases.h"
 #include "examples/matmul/mkl_peer.h"
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 
 using namespace ember;
 using namespace ember::matmul_bench;

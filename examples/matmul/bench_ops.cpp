@@ -18,7 +18,7 @@
 #include "examples/attention/study/study_kernels.h"
 #include "examples/matmul/bench_ops_table.h"
 #include "examples/matmul/study/study_kernels.h"
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 #include "ops/loss/cpu/cross_entropy_kernels.h"
 #include "ops/norm/cpu/layer_norm_kernels.h"
 #include "ops/softmax/cpu/softmax_kernels.h"

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "examples/common/bench.h"
-#include "framework/dtype.h"
+#include "framework/core/dtype.h"
 
 namespace ember {
 // Every built-in primitive: devices, dtypes, VJP, JVP, fused backward, kernel variants.

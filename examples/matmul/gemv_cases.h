@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "examples/common/cli_lists.h"
-#include "framework/error.h"
+#include "framework/core/error.h"
 #include "ops/matmul/matmul.h"
 
 namespace ember::matmul_bench {

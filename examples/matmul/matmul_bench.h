@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "examples/common/bench.h"
-#include "framework/dtype.h"
+#include "framework/core/dtype.h"
 
 namespace ember::matmul_bench {
 

@@ -21,7 +21,7 @@
 #include "examples/common/bench.h"
 #include "examples/common/progress_bar.h"
 #include "framework/cuda/check.h"
-#include "framework/cuda/cuda.h"
+#include "framework/core/cuda.h"
 #include "examples/matmul_cuda/gpu_flags.h"
 #include "examples/matmul_cuda/gpu_timing.h"
 #include "ops/matmul/cuda/gemm.h"

@@ -11,7 +11,7 @@
 #include "examples/common/bench.h"
 #include "examples/matmul_cuda/study/study_kernels.h"
 #include "framework/cuda/check.h"
-#include "framework/cuda/cuda.h"
+#include "framework/core/cuda.h"
 #include "ops/matmul/cuda/gemm.h"
 
 namespace ember::gpu_bench {

@@ -19,7 +19,7 @@
 #include "cases.h"
 #include "cpu_bench.h"
 #include "examples/common/cli_lists.h"
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 #include "gpu_bench.h"
 #include "ops/sparse/sparse_ops.h"
 #include "peer.h"

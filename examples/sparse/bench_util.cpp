@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "examples/common/bench.h"
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 
 namespace bench {
 

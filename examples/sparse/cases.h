@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_util.h"
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 #include "ops/sparse/csr.h"
 
 namespace bench {

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "examples/common/bench.h"
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 #include "ops/matmul/matmul.h"
 #include "ops/sparse/sparse_ops.h"
 

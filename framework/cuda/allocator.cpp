@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "framework/cuda/check.h"
-#include "framework/cuda/cuda.h"
-#include "framework/cuda/runtime_hooks.h"
-#include "framework/device_copy.h"
-#include "framework/storage.h"
+#include "framework/core/cuda.h"
+#include "framework/core/cuda_hooks.h"
+#include "framework/core/device_copy.h"
+#include "framework/core/storage.h"
 
 namespace ember::cuda {
 namespace {
@@ -103,7 +103,7 @@ void copy(void* dst, Device dd, const void* src, Device sd, size_t bytes) {
   EMBER_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
 }
 
-// Installed by the core's ensure_backend() (framework/cuda/loader.cpp), once, on the first CUDA tensor.
+// Installed by the core's ensure_backend() (framework/core/cuda_loader.cpp), once, on the first CUDA tensor.
 void install() {
   static CudaCachingAllocator* a = new CudaCachingAllocator();  // never destroyed: tensors may outlive statics
   set_allocator(Device::CUDA, a);

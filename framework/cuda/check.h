@@ -7,7 +7,7 @@
 #include <curand.h>
 #include <cusparse.h>
 
-#include "framework/error.h"
+#include "framework/core/error.h"
 
 namespace ember::cuda {
 

@@ -1,8 +1,8 @@
-// Device detection, queries, events and streams: the backend's side of framework/cuda/cuda.h,
+// Device detection, queries, events and streams: the backend's side of framework/core/cuda.h,
 // filled into the core's hooks (runtime_hooks.h) when libember_cuda.so is loaded.
 #include "framework/cuda/check.h"
-#include "framework/cuda/cuda.h"
-#include "framework/cuda/runtime_hooks.h"
+#include "framework/core/cuda.h"
+#include "framework/core/cuda_hooks.h"
 
 namespace ember::cuda {
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 
 #include "framework/cuda/check.h"
-#include "framework/shape.h"
-#include "framework/tensor.h"
+#include "framework/core/shape.h"
+#include "framework/core/tensor.h"
 
 namespace ember::cuda {
 

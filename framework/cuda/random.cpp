@@ -1,7 +1,7 @@
 // Random tensors generated on the GPU with cuRAND's Philox generator.
 #include "framework/cuda/check.h"
-#include "framework/cuda/cuda.h"
-#include "framework/cuda/runtime_hooks.h"
+#include "framework/core/cuda.h"
+#include "framework/core/cuda_hooks.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace ember::cuda {

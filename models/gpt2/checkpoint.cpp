@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "framework/io/safetensors.h"
+#include "framework/train/io/safetensors.h"
 
 namespace ember::gpt2 {
 

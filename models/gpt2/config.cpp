@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "framework/error.h"
+#include "framework/core/error.h"
 
 namespace ember::gpt2 {
 

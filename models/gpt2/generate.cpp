@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "framework/autograd/trace.h"
+#include "framework/core/autograd/trace.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/matmul/matmul.h"
 #include "ops/reduce/reduce.h"

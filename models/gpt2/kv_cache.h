@@ -4,7 +4,7 @@
 #pragma once
 #include <vector>
 
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 #include "models/gpt2/config.h"
 
 namespace ember::gpt2 {

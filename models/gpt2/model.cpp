@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "framework/autograd/trace.h"
-#include "framework/functional/checkpoint.h"
-#include "framework/nn/init.h"
+#include "framework/core/autograd/trace.h"
+#include "framework/train/functional/checkpoint.h"
+#include "framework/train/nn/init.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/embedding/embedding.h"
 #include "ops/loss/cross_entropy.h"

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "framework/nn/module.h"
+#include "framework/train/nn/module.h"
 #include "models/gpt2/config.h"
 #include "models/gpt2/kv_cache.h"
 #include "ops/attention/attention.h"
@@ -103,7 +103,7 @@ class GPT2 : public nn::Module {
   void set_attention_impl(const std::string& impl);
   Hooks hooks;  // empty by default
   // Training memory for compute: each block's activations are dropped after its forward and
-  // recomputed in backward (framework/functional/checkpoint.h); only block inputs stay alive.
+  // recomputed in backward (framework/train/functional/checkpoint.h); only block inputs stay alive.
   // Used without a cache and without hooks (a replay would call them twice).
   bool checkpoint_blocks = false;
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember::gpt2 {
 

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "framework/error.h"
+#include "framework/core/error.h"
 
 namespace ember::gpt2 {
 namespace {

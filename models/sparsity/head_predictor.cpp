@@ -1,6 +1,6 @@
 #include "models/sparsity/head_predictor.h"
 
-#include "framework/autograd/trace.h"
+#include "framework/core/autograd/trace.h"
 #include "models/sparsity/heads.h"
 #include "models/sparsity/topk.h"
 

@@ -6,8 +6,8 @@
 #pragma once
 #include <memory>
 
-#include "framework/nn/linear.h"
-#include "framework/nn/module.h"
+#include "framework/train/nn/linear.h"
+#include "framework/train/nn/module.h"
 #include "models/sparsity/predictor.h"
 
 namespace ember::sparsity {

@@ -2,7 +2,7 @@
 // as (B, H, T, hd) before the heads are merged and projected) is scored by its L2 norm, and heads
 // outside a token's kept set are zeroed, so they add nothing to the attention block's output.
 #pragma once
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember::sparsity {
 

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "framework/autograd/trace.h"
-#include "framework/data/dataset.h"
-#include "framework/optim/adam.h"
+#include "framework/core/autograd/trace.h"
+#include "framework/train/data/dataset.h"
+#include "framework/train/optim/adam.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/reduce/reduce.h"
 #include "models/sparsity/vector_kernels.h"

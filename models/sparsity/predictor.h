@@ -7,8 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "framework/nn/linear.h"
-#include "framework/nn/module.h"
+#include "framework/train/nn/linear.h"
+#include "framework/train/nn/module.h"
 
 namespace ember::sparsity {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 #include "models/sparsity/vector_kernels.h"
 #include "ops/attention/attention.h"
 #include "ops/elementwise/elementwise.h"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 #include "models/sparsity/vector_kernels.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/elementwise/unary_kinds.h"

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember::sparsity {
 

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/reduce/reduce.h"
 #include "ops/select/select.h"

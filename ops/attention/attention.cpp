@@ -11,7 +11,7 @@
 #include <memory>
 #include <mutex>
 
-#include "framework/autograd/primitive.h"
+#include "framework/core/autograd/primitive.h"
 #include "ops/op_list.h"
 #include "ops/attention/attention_internal.h"
 #include "ops/attention/cpu/kernels.h"

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember {
 

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "framework/host_device.h"
+#include "framework/core/host_device.h"
 
 namespace ember::attention_math {
 

@@ -4,7 +4,7 @@
 // grad (and forward mode, by transposing the VJPs) needs no further kernels.
 #include "ops/conv/conv.h"
 
-#include "framework/autograd/primitive.h"
+#include "framework/core/autograd/primitive.h"
 #include "ops/conv/conv_geometry.h"
 #include "ops/conv/cpu/conv_kernels.h"
 #include "ops/cuda_kernels.h"

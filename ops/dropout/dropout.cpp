@@ -3,7 +3,7 @@
 // the kernel saves it for them.
 #include "ops/dropout/dropout.h"
 
-#include "framework/autograd/primitive.h"
+#include "framework/core/autograd/primitive.h"
 #include "ops/op_list.h"
 #include "ops/dropout/cpu/dropout_kernels.h"
 #include "ops/elementwise/elementwise.h"

@@ -1,6 +1,6 @@
 // Inverted dropout: zeroes each element with probability p and scales the rest by 1 / (1 - p).
 #pragma once
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember {
 

@@ -4,7 +4,7 @@
 #pragma once
 #include <cstdint>
 
-#include "framework/host_device.h"
+#include "framework/core/host_device.h"
 
 namespace ember {
 

@@ -1,7 +1,7 @@
 // Binary primitives with broadcasting, comparisons, where/masked_fill and casts.
 #include <cmath>
 
-#include "framework/autograd/primitive.h"
+#include "framework/core/autograd/primitive.h"
 #include "ops/op_list.h"
 #include "ops/elementwise/binary_kinds.h"
 #include "ops/elementwise/cpu/loops.h"

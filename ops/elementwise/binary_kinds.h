@@ -3,7 +3,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 #include "ops/elementwise/unary_kinds.h"
 
 namespace ember {

@@ -1,10 +1,10 @@
 // Elementwise primitives. Binary ops broadcast as NumPy does; both operands must share dtype and
 // device (a double on either side becomes a 0-d tensor of the other's dtype), except that a Bool
-// operand takes the other's dtype (framework/dtype.h has the Bool rules). Each op's VJP and JVP
+// operand takes the other's dtype (framework/core/dtype.h has the Bool rules). Each op's VJP and JVP
 // live beside its kernel call in unary.cpp / binary.cpp and are written with these same ops, so
 // derivatives of derivatives work.
 #pragma once
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember {
 

@@ -1,5 +1,5 @@
 // Logical ops on masks: Bool in, Bool out, never recorded (a truth value has no derivative).
-#include "framework/strided.h"
+#include "framework/core/strided.h"
 #include "ops/cuda_kernels.h"
 #include "ops/elementwise/binary_kinds.h"
 #include "ops/elementwise/cpu/loops.h"

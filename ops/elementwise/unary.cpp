@@ -3,7 +3,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "framework/autograd/primitive.h"
+#include "framework/core/autograd/primitive.h"
 #include "ops/op_list.h"
 #include "ops/elementwise/cpu/loops.h"
 #include "ops/elementwise/cpu/unary_avx2.h"

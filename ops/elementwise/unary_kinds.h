@@ -3,8 +3,8 @@
 #pragma once
 #include <cmath>
 
-#include "framework/host_device.h"
-#include "framework/tensor.h"
+#include "framework/core/host_device.h"
+#include "framework/core/tensor.h"
 
 namespace ember {
 

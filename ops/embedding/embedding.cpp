@@ -3,7 +3,7 @@
 // (w.r.t. g) is embedding again, so gradients of gradients stay within these two primitives.
 #include "ops/embedding/embedding.h"
 
-#include "framework/autograd/primitive.h"
+#include "framework/core/autograd/primitive.h"
 #include "ops/op_list.h"
 #include "ops/embedding/cpu/embedding_kernels.h"
 #include "ops/cuda_kernels.h"

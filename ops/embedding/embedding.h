@@ -1,6 +1,6 @@
 // Embedding lookup: rows of a table gathered by int64 ids.
 #pragma once
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember {
 

@@ -1,6 +1,6 @@
 #include "ops/linear/linear.h"
 
-#include "framework/autograd/primitive.h"
+#include "framework/core/autograd/primitive.h"
 #include "ops/op_list.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/matmul/matmul.h"

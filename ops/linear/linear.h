@@ -4,7 +4,7 @@
 // through matmul and transpose, it arrives as a transposed view that the backward pass then has
 // to copy into a contiguous gradient (12% of a Fashion-MNIST training step).
 #pragma once
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember {
 

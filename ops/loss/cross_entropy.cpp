@@ -3,7 +3,7 @@
 // softmax is itself a differentiable primitive, so grad of grad (Hessian-vector products) works.
 #include "ops/loss/cross_entropy.h"
 
-#include "framework/autograd/primitive.h"
+#include "framework/core/autograd/primitive.h"
 #include "ops/op_list.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/loss/cpu/cross_entropy_kernels.h"

@@ -1,6 +1,6 @@
 // Cross-entropy of logits against int64 class targets.
 #pragma once
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember {
 

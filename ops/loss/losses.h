@@ -4,7 +4,7 @@
 #pragma once
 #include <cstdint>
 
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #ifndef EMBER_HD
-#include "framework/host_device.h"
+#include "framework/core/host_device.h"
 #endif
 
 namespace ember::cuda {

@@ -7,9 +7,9 @@
 #include <map>
 #include <mutex>
 
-#include "framework/autograd/primitive.h"
+#include "framework/core/autograd/primitive.h"
 #include "ops/op_list.h"
-#include "framework/strided.h"
+#include "framework/core/strided.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/matmul/cpu/kernels.h"
 #include "ops/reduce/reduce.h"

@@ -8,8 +8,8 @@
 // that their dependence on x is differentiated; first-order CPU gradients use the fused kernel.
 #include "ops/norm/batch_norm.h"
 
-#include "framework/autograd/primitive.h"
-#include "framework/autograd/trace.h"
+#include "framework/core/autograd/primitive.h"
+#include "framework/core/autograd/trace.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/norm/cpu/batch_norm_kernels.h"
 #include "ops/cuda_kernels.h"

@@ -1,6 +1,6 @@
 // Batch normalisation over dim 1 of an (N, C, ...) input, as PyTorch's F.batch_norm.
 #pragma once
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember {
 

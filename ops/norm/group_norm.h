@@ -1,6 +1,6 @@
 // Group normalisation (Wu and He) and RMS normalisation (Zhang and Sennrich).
 #pragma once
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember {
 

@@ -10,7 +10,7 @@
 #include <memory>
 #include <optional>
 
-#include "framework/autograd/primitive.h"
+#include "framework/core/autograd/primitive.h"
 #include "ops/op_list.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/norm/cpu/layer_norm_kernels.h"

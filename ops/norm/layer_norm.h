@@ -1,6 +1,6 @@
 // Layer normalisation over the last dimension.
 #pragma once
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember {
 

@@ -9,7 +9,7 @@
 
 #include <cmath>
 
-#include "framework/autograd/primitive.h"
+#include "framework/core/autograd/primitive.h"
 #include "ops/conv/conv.h"
 #include "ops/embedding/embedding.h"
 #include "ops/matmul/matmul.h"

@@ -3,7 +3,7 @@
 #pragma once
 #include <array>
 
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember {
 

@@ -5,9 +5,9 @@
 #include <limits>
 #include <vector>
 
-#include "framework/autograd/primitive.h"
+#include "framework/core/autograd/primitive.h"
 #include "ops/op_list.h"
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/reduce/reduce.h"
 #include "ops/shape/shape_ops.h"

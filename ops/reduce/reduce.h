@@ -1,6 +1,6 @@
 // Reductions over dimensions. `dims` may be negative; an empty `dims` reduces every dimension.
 #pragma once
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember {
 

@@ -1,7 +1,7 @@
 // cumsum and cumsum_reverse: checks, dispatch, and their rules. Both are linear, and each is the
 // other's transpose (d/dx_j of sum_{i} g_i * sum_{j<=i} x_j = sum_{i>=j} g_i), so the VJP of one
 // is the other and the JVP is the op itself applied to the tangent.
-#include "framework/autograd/primitive.h"
+#include "framework/core/autograd/primitive.h"
 #include "ops/op_list.h"
 #include "ops/select/checks.h"
 #include "ops/select/cpu/select_cpu.h"

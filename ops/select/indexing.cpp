@@ -4,8 +4,8 @@
 // inputs, so the JVPs are the ops applied to the tangents.
 #include "ops/select/indexing.h"
 
-#include "framework/autograd/primitive.h"
-#include "framework/parallel.h"
+#include "framework/core/autograd/primitive.h"
+#include "framework/core/parallel.h"
 #include "ops/cuda_kernels.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/op_list.h"

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "framework/host_device.h"
+#include "framework/core/host_device.h"
 
 namespace ember::select {
 

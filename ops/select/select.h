@@ -14,7 +14,7 @@
 #pragma once
 #include <cstdint>
 
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember {
 

@@ -3,7 +3,7 @@
 // and the JVP gathers the tangent there. Both go through embedding (a gather of rows) and
 // embedding_backward (its scatter-add) on x viewed as a (rows * n, 1) table, with flat positions
 // row * n + index as ids: that pair is each other's transpose, so any order of derivatives works.
-#include "framework/autograd/primitive.h"
+#include "framework/core/autograd/primitive.h"
 #include "ops/op_list.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/embedding/embedding.h"

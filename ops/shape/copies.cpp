@@ -1,9 +1,9 @@
 // Copies: contiguous(), slice's VJP, concat/stack/split.
 #include <cstring>
 
-#include "framework/autograd/primitive.h"
+#include "framework/core/autograd/primitive.h"
 #include "ops/op_list.h"
-#include "framework/strided.h"
+#include "framework/core/strided.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/shape/shape_ops.h"
 #include "ops/cuda_kernels.h"

@@ -1,9 +1,9 @@
 // View primitives: each builds a TensorImpl over the same storage with new shape/strides/offset.
 #include <numeric>
 
-#include "framework/autograd/primitive.h"
+#include "framework/core/autograd/primitive.h"
 #include "ops/op_list.h"
-#include "framework/strided.h"
+#include "framework/core/strided.h"
 #include "ops/reduce/reduce.h"
 #include "ops/shape/shape_ops.h"
 

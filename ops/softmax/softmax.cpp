@@ -7,7 +7,7 @@
 //   logsumexp:   dx = g * softmax(x)              t_y = sum(softmax(x) * t)
 #include "ops/softmax/softmax.h"
 
-#include "framework/autograd/primitive.h"
+#include "framework/core/autograd/primitive.h"
 #include "ops/op_list.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/reduce/reduce.h"

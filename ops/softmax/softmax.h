@@ -1,6 +1,6 @@
 // Softmax family over one dim, each computed in one numerically stable pass (max subtracted).
 #pragma once
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember {
 

@@ -13,7 +13,7 @@
 //   v = sampled(X, Y): dX = V Y,     dY = V^T X                   (V: the pattern with values h)
 // CPU only for now; the sparse study times cuSPARSE on raw device arrays (examples/sparse/study/cusparse.h).
 #pragma once
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 #include "ops/sparse/coo.h"
 #include "ops/sparse/cpu/kernels.h"
 #include "ops/sparse/csr.h"

@@ -2,7 +2,7 @@
 // calls into the CPU kernels. spgemm: checks and the kernel call.
 #include <algorithm>
 
-#include "framework/autograd/primitive.h"
+#include "framework/core/autograd/primitive.h"
 #include "ops/op_list.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/sparse/sparse_ops.h"

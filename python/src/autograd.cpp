@@ -1,7 +1,7 @@
 // Autodiff from Python: make_vjp and make_jvp over Python functions, the VJP object, no_grad.
 // grad, value_and_grad and the single-input conveniences are Python (ember/autograd.py) on these.
 #include "bindings.h"
-#include "framework/functional/checkpoint.h"
+#include "framework/train/functional/checkpoint.h"
 #include "examples/autodiff/evaluation_trace.h"
 
 namespace ember::py {

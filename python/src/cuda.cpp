@@ -1,4 +1,4 @@
-// The CUDA backend's face from Python (framework/cuda/cuda.h): whether a GPU is usable and why not.
+// The CUDA backend's face from Python (framework/core/cuda.h): whether a GPU is usable and why not.
 // Nothing here loads libember_cuda.so until asked; ember/cuda.py wraps these as ember.cuda.*.
 #include "bindings.h"
 

@@ -1,4 +1,4 @@
-// Custom ops with Python rules (framework/custom_op.h) and gradcheck (framework/gradcheck.h).
+// Custom ops with Python rules (framework/core/custom_op.h) and gradcheck (framework/core/gradcheck.h).
 // The rules run under the GIL, taken back from the kernel or backward pass that released it.
 #include "bindings.h"
 

@@ -1,7 +1,7 @@
 // Files and data: safetensors, .npy, and the Fashion-MNIST loader with its DataLoader.
 #include <nanobind/stl/map.h>
 
-#include "framework/io/npy.h"
+#include "framework/train/io/npy.h"
 
 #include "bindings.h"
 

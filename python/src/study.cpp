@@ -9,8 +9,8 @@
 #include "bindings.h"
 #include "examples/attention/study/study_kernels.h"
 #include "examples/matmul/study/study_kernels.h"
-#include "framework/cuda/cuda.h"
-#include "framework/shared_library.h"
+#include "framework/core/cuda.h"
+#include "framework/core/shared_library.h"
 
 namespace ember::py {
 namespace {

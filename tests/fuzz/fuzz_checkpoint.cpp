@@ -2,9 +2,9 @@
 // checks train_classifier and gpt2 train apply before resuming. Each accepts or raises ember::Error.
 #include "examples/classifier/resume.h"
 #include "examples/gpt2/train_resume.h"
-#include "framework/io/checkpoint.h"
-#include "framework/nn/linear.h"
-#include "framework/optim/sgd.h"
+#include "framework/train/io/checkpoint.h"
+#include "framework/train/nn/linear.h"
+#include "framework/train/optim/sgd.h"
 #include "fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

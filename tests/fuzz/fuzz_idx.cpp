@@ -1,5 +1,5 @@
 // IDX bytes in memory: parse_idx, then the conversions the dataset loader applies.
-#include "framework/data/idx.h"
+#include "framework/train/data/idx.h"
 #include "fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,6 +1,6 @@
 // IDX files as read from disk, gzip-compressed or plain, through read_idx with a small limit so
 // that a gzip bomb is refused quickly: the bound on inflation is what is under test.
-#include "framework/data/idx.h"
+#include "framework/train/data/idx.h"
 #include "fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

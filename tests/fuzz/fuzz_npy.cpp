@@ -1,7 +1,7 @@
 // .npy bytes: parse_npy must accept them (and then hold exactly the data the header promises) or raise ember::Error.
 #include <cstdlib>
 
-#include "framework/io/npy.h"
+#include "framework/train/io/npy.h"
 #include "fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

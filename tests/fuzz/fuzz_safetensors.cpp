@@ -1,5 +1,5 @@
 // safetensors bytes: parse_safetensors must accept them or raise ember::Error.
-#include "framework/io/safetensors.h"
+#include "framework/train/io/safetensors.h"
 #include "fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/error.h"
+#include "framework/core/error.h"
 
 namespace ember::fuzz {
 

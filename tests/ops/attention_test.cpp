@@ -14,7 +14,7 @@
 #include "ops/attention/attention.h"
 #include "ops/attention/cpu/kernels.h"
 #include "ops/attention/cpu/tile_math.h"
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 #include "ops/op_list.h"
 #include "study_kernels.h"
 #include "test_util.h"

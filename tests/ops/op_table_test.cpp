@@ -275,7 +275,7 @@ TEST(OpTableCoverage, EveryPrimitiveHasASpecWithSamplesAndErrors) {
 
 // The CUDA kernels are declared whether or not this build has the backend (they call hooks), so
 // this runs without a GPU and says which ops OpTable.CudaMatchesCpu covers on one. A primitive left
-// out here raises "no cuda kernel was given" on a CUDA tensor (framework/autograd/op_table.cpp).
+// out here raises "no cuda kernel was given" on a CUDA tensor (framework/core/autograd/op_table.cpp).
 TEST(OpTableCoverage, EveryPrimitiveButTheSparseOnesHasACudaKernel) {
   const std::set<std::string> cpu_only = {"spmm", "sampled_dot"};  // the pattern lives on the host
   for (const auto& op : builtin_ops())

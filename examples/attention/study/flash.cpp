@@ -10,8 +10,8 @@
 #include <limits>
 #include <mutex>
 
-#include "framework/parallel.h"
-#include "framework/tensor.h"
+#include "framework/core/parallel.h"
+#include "framework/core/tensor.h"
 #include "examples/attention/study/io_counters.h"
 #include "examples/attention/study/study_kernels.h"
 #include "ops/attention/cpu/tile_math.h"

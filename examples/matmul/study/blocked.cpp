@@ -7,7 +7,7 @@
 // blocks of C.
 #include <algorithm>
 
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 #include "examples/matmul/study/study_kernels.h"
 
 namespace ember::matmul_study {

@@ -1,6 +1,6 @@
 // i-k-j order: the inner loop streams a row of B into a row of C, unit stride on both when B is
 // row-major, so the compiler vectorises it. Rows of C are split across threads.
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 #include "examples/matmul/study/study_kernels.h"
 
 namespace ember::matmul_study {

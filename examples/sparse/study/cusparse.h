@@ -24,7 +24,7 @@
 #include <memory>
 #include <string>
 
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 #include "ops/sparse/csr.h"
 
 namespace ember::sparse_cuda_study {

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "framework/parallel.h"
-#include "framework/tensor.h"
+#include "framework/core/parallel.h"
+#include "framework/core/tensor.h"
 #include "ops/attention/cpu/kernels.h"
 #include "ops/attention/cpu/tile_math.h"
 

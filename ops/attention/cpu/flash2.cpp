@@ -27,8 +27,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "framework/parallel.h"
-#include "framework/tensor.h"
+#include "framework/core/parallel.h"
+#include "framework/core/tensor.h"
 #include "ops/attention/cpu/flash2_rows.h"
 #include "ops/attention/cpu/kernels.h"
 #include "ops/matmul/cpu/pack_avx2.h"

@@ -1,5 +1,5 @@
 // D = rowsum(dO * O), the per-row term every attention backward subtracts from dP.
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 #include "ops/attention/cpu/kernels.h"
 
 namespace ember::cpu::attn {

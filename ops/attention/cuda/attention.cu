@@ -7,7 +7,7 @@
 #include <type_traits>
 
 #include "framework/cuda/check.h"
-#include "framework/error.h"
+#include "framework/core/error.h"
 #include "ops/attention/cuda/attention_cuda.h"
 #include "ops/attention/cuda/flash_kernel.h"
 

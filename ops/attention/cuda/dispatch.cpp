@@ -1,6 +1,6 @@
 // The attention op's CUDA entry points on tensors (ops/cuda_kernels.h): the dtype dispatch onto
 // the raw-pointer kernels of attention.cu. Part of libember_cuda.so.
-#include "framework/dtype.h"
+#include "framework/core/dtype.h"
 #include "ops/attention/cuda/attention_cuda.h"
 #include "ops/cuda_kernels.h"
 

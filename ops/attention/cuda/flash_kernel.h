@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "framework/host_device.h"
+#include "framework/core/host_device.h"
 #include "ops/attention/attention_math.h"
 
 namespace ember::cuda_attn::kern {

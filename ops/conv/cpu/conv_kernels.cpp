@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 #include "ops/conv/cpu/im2col.h"
 #include "ops/matmul/matmul.h"
 

@@ -2,7 +2,7 @@
 // Images are split between threads (each GEMM then runs on one thread); a single image lets the
 // GEMM thread itself. All take and return contiguous float32 or float64 tensors.
 #pragma once
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 #include "ops/conv/conv_geometry.h"
 
 namespace ember::cpu {

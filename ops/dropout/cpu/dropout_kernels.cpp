@@ -1,6 +1,6 @@
 #include "ops/dropout/cpu/dropout_kernels.h"
 
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 #include "ops/dropout/keep_mask.h"
 
 namespace ember::cpu {

@@ -3,9 +3,9 @@
 #pragma once
 #include <algorithm>
 #include <utility>
-#include "framework/parallel.h"
-#include "framework/strided.h"
-#include "framework/tensor.h"
+#include "framework/core/parallel.h"
+#include "framework/core/strided.h"
+#include "framework/core/tensor.h"
 
 namespace ember::cpu {
 

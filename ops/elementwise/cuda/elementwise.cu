@@ -6,8 +6,8 @@
 // the op kind folds away. Two paths per kernel: contiguous operands index directly; views and
 // broadcasts go through OffsetCalc's div/mod chain.
 #include "framework/cuda/indexing.cuh"
-#include "framework/strided.h"
-#include "framework/tensor.h"
+#include "framework/core/strided.h"
+#include "framework/core/tensor.h"
 #include "ops/elementwise/binary_kinds.h"
 #include "ops/elementwise/unary_kinds.h"
 #include "ops/cuda_kernels.h"

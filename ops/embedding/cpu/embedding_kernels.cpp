@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 
 namespace ember::cpu {
 

@@ -2,7 +2,7 @@
 // split the ids for the gather and the D columns for the scatter, so no two threads add into
 // the same element and the result does not depend on the thread count.
 #pragma once
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember::cpu {
 

@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "framework/parallel.h"
-#include "framework/rows.h"
+#include "framework/core/parallel.h"
+#include "framework/core/rows.h"
 #include "ops/softmax/cpu/online_max_sum.h"
 
 namespace ember::cpu {

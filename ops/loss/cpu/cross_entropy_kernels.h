@@ -1,7 +1,7 @@
 // CPU cross-entropy: per row of logits, one online pass gives log-sum-exp, and the loss is
 // lse - logits[target]; the mean over rows is summed in double, in row order (deterministic).
 #pragma once
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember::cpu {
 

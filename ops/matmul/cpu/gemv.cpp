@@ -3,7 +3,7 @@
 // once; here B is streamed exactly once, in whichever direction it is contiguous.
 #include <vector>
 
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 #include "ops/matmul/cpu/gemv_avx2.h"
 #include "ops/matmul/cpu/kernels.h"
 

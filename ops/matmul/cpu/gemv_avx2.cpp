@@ -7,7 +7,7 @@
 // for the eight rows on an Intel Xeon and the four on a Zen 4).
 #include "ops/matmul/cpu/gemv_avx2.h"
 
-#include "framework/error.h"
+#include "framework/core/error.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>

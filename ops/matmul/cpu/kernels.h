@@ -24,7 +24,7 @@ void gemm_packed(const GemmArgs& g, CpuIsa isa);
 bool reads_a_in_place(const GemmArgs& g, CpuIsa isa);
 // The rows of B (kc) that each stripe of gemm_packed(g, isa) spans, where g takes the AVX-512
 // stripes (few rows, row-major float32 A and B), 0 where it does not: fewer where B's rows land on
-// few of the L2's sets, and where B may lie on 4 KiB pages (framework/storage.h, on_huge_pages).
+// few of the L2's sets, and where B may lie on 4 KiB pages (framework/core/storage.h, on_huge_pages).
 int64_t stripe_kc(const GemmArgs& g, CpuIsa isa);
 // A B of more than this many bytes comes from memory at every call: products with few rows and a
 // row-major B then pack it a group of slivers at a time, in long runs of each row (or, in the

@@ -23,8 +23,8 @@
 
 #include <unistd.h>
 
-#include "framework/parallel.h"
-#include "framework/storage.h"
+#include "framework/core/parallel.h"
+#include "framework/core/storage.h"
 #include "ops/matmul/cpu/gemv_avx2.h"
 #include "ops/matmul/cpu/pack_avx2.h"
 #include "ops/matmul/cpu/packed_config.h"
@@ -49,7 +49,7 @@ T* scratch(int slot, size_t count) {
   thread_local size_t cap[2] = {0, 0};
   if (cap[slot] < count) {
     size_t bytes = (count * sizeof(T) + 63) / 64 * 64;
-    void* p = allocate_host(bytes);  // on huge pages from 2 MiB on (framework/storage.h)
+    void* p = allocate_host(bytes);  // on huge pages from 2 MiB on (framework/core/storage.h)
     EMBER_CHECK(p != nullptr, "matmul: cannot allocate ", bytes, " bytes for packing");
     buf[slot].reset(p);
     cap[slot] = bytes / sizeof(T);

@@ -4,7 +4,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 
 namespace ember::cpu {
 namespace {

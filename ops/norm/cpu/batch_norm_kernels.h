@@ -1,7 +1,7 @@
 // CPU kernels of batch_norm in training mode over a contiguous (N, C, S) view of the input: the
 // per-channel statistics with the normalised output, and the fused backward.
 #pragma once
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember::cpu {
 

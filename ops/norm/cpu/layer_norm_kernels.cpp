@@ -4,8 +4,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "framework/parallel.h"
-#include "framework/rows.h"
+#include "framework/core/parallel.h"
+#include "framework/core/rows.h"
 
 namespace ember::cpu {
 namespace {

@@ -1,7 +1,7 @@
 // CPU layer_norm kernel: one pass per row gathers the shifted sums that give mean and variance,
 // a second writes (x - mean) * rstd * weight + bias. Any strides; float32 and float64.
 #pragma once
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember::cpu {
 

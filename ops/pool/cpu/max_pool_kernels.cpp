@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 
 namespace ember::cpu {
 namespace {

@@ -1,7 +1,7 @@
 // CPU kernels of max_pool2d: the forward (values and the flat index into x of each maximum) and
 // the scatter of an output cotangent to those indices.
 #pragma once
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 #include "ops/pool/pool_geometry.h"
 
 namespace ember::cpu {

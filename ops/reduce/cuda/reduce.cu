@@ -8,7 +8,7 @@
 #include <type_traits>
 
 #include "framework/cuda/indexing.cuh"
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 #include "ops/cuda_kernels.h"
 
 namespace ember::cuda {

@@ -6,7 +6,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 #include "ops/select/order_key.h"
 
 namespace ember::cpu {

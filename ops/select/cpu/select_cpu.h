@@ -2,7 +2,7 @@
 #pragma once
 #include <cstdint>
 
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 #include "ops/select/select.h"
 
 namespace ember::cpu {

@@ -1,7 +1,7 @@
 // How Ember runs Thrust: on the stream its kernels use, with temporary storage from Ember's
 // caching allocator, and with every failure turned into ember::Error. CUDA-only (.cu files).
 //
-// Stream: Ember launches every kernel on the default stream (framework/cuda/cuda.h has no
+// Stream: Ember launches every kernel on the default stream (framework/core/cuda.h has no
 // "current stream"), so Thrust gets that same stream, and its work is ordered with Ember's
 // kernels and copies without extra synchronisation. par_nosync: Thrust need not wait for the
 // GPU after each algorithm; a later copy to the host (or cuda::synchronize) waits as for any kernel.
@@ -18,7 +18,7 @@
 #include <new>
 
 #include "framework/cuda/check.h"
-#include "framework/storage.h"
+#include "framework/core/storage.h"
 
 namespace ember::cuda {
 

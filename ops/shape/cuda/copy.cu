@@ -2,8 +2,8 @@
 // copy_ into a slice): contiguous pairs are one cudaMemcpy, the rest one strided kernel; and
 // fill, which Tensor::fill_ and full() use for CUDA tensors.
 #include "framework/cuda/indexing.cuh"
-#include "framework/tensor.h"
-#include "framework/cuda/runtime_hooks.h"
+#include "framework/core/tensor.h"
+#include "framework/core/cuda_hooks.h"
 #include "ops/cuda_kernels.h"
 
 namespace ember::cuda {

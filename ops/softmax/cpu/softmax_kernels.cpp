@@ -1,7 +1,7 @@
 #include "ops/softmax/cpu/softmax_kernels.h"
 
-#include "framework/parallel.h"
-#include "framework/rows.h"
+#include "framework/core/parallel.h"
+#include "framework/core/rows.h"
 #include "ops/softmax/cpu/online_max_sum.h"
 
 namespace ember::cpu {

@@ -2,7 +2,7 @@
 // of exp(x - max) together (rescaling the sum when the max grows), then softmax and log_softmax
 // write the row once more. Rows along any dim and any strides; float32 and float64.
 #pragma once
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 
 namespace ember::cpu {
 

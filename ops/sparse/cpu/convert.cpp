@@ -1,8 +1,8 @@
 // Dense -> CSR: count each row's nonzeros in parallel, prefix-sum, then fill in parallel.
 #include <limits>
 
-#include "framework/error.h"
-#include "framework/parallel.h"
+#include "framework/core/error.h"
+#include "framework/core/parallel.h"
 #include "ops/sparse/cpu/kernels.h"
 
 namespace ember::sparse::cpu {

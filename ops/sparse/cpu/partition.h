@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 
 namespace ember::sparse::cpu {
 

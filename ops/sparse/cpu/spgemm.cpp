@@ -8,8 +8,8 @@
 #include <cstring>
 #include <limits>
 
-#include "framework/error.h"
-#include "framework/storage.h"
+#include "framework/core/error.h"
+#include "framework/core/storage.h"
 #include "ops/sparse/cpu/kernels.h"
 #include "ops/sparse/cpu/partition.h"
 

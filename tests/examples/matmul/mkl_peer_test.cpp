@@ -10,8 +10,8 @@
 
 #include "examples/common/peer_python.h"
 #include "examples/matmul/mkl_peer.h"
-#include "framework/error.h"
-#include "framework/tensor.h"
+#include "framework/core/error.h"
+#include "framework/core/tensor.h"
 
 namespace ember::matmul_bench {
 namespace {

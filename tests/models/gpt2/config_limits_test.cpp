@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "framework/io/safetensors.h"
+#include "framework/train/io/safetensors.h"
 #include "models/gpt2/checkpoint.h"
 #include "models/gpt2/config.h"
 #include "models/gpt2/gpt2_fixtures.h"

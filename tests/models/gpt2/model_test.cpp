@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "framework/io/safetensors.h"
+#include "framework/train/io/safetensors.h"
 #include "models/gpt2/checkpoint.h"
 #include "models/gpt2/generate.h"
 #include "models/gpt2/gpt2_fixtures.h"

@@ -1,7 +1,7 @@
 #include <cmath>
 #include <tuple>
 
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 
 #include "models/sparsity/sparse_attention.h"
 #include "study_kernels.h"

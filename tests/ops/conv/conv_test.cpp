@@ -2,7 +2,7 @@
 // float64 references, gradcheck, grad of grad and the errors): conv1d, float32 on several
 // threads, and the composed gradient of a small network.
 #include "ember.h"
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 #include "test_util.h"
 
 using namespace ember;

@@ -3,7 +3,7 @@
 // 50257 classes (GPT-2's vocabulary), and through the op's gradient.
 #include <cmath>
 
-#include "framework/autograd/autograd.h"
+#include "framework/core/autograd/autograd.h"
 #include "ops/loss/cpu/cross_entropy_kernels.h"
 #include "ops/loss/cross_entropy.h"
 #include "ops/reference.h"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/tensor.h"
+#include "framework/core/tensor.h"
 #include "ops/matmul/cuda_gemm_view.h"
 
 namespace ember::testing {

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "cuda_test_util.h"
-#include "framework/parallel.h"
-#include "framework/storage.h"
+#include "framework/core/parallel.h"
+#include "framework/core/storage.h"
 #include "ops/matmul/cpu/kernels.h"
 #include "study_kernels.h"
 #include "test_util.h"

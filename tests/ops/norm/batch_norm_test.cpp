@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "ember.h"
-#include "framework/parallel.h"
+#include "framework/core/parallel.h"
 #include "test_util.h"
 
 using namespace ember;

@@ -3,7 +3,7 @@
 // float32; and the op-level gradients that use them against the Ember-op form.
 #include <cmath>
 
-#include "framework/autograd/autograd.h"
+#include "framework/core/autograd/autograd.h"
 #include "ops/norm/cpu/layer_norm_kernels.h"
 #include "ops/norm/layer_norm.h"
 #include "ops/reference.h"

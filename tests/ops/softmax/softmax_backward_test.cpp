@@ -4,7 +4,7 @@
 #include <cmath>
 #include <functional>
 
-#include "framework/autograd/autograd.h"
+#include "framework/core/autograd/autograd.h"
 #include "ops/reference.h"
 #include "ops/softmax/cpu/softmax_kernels.h"
 #include "ops/softmax/softmax.h"

@@ -1,0 +1,58 @@
+// The safetensors format (Hugging Face): an 8-byte little-endian header length N, N bytes of JSON
+// mapping each tensor's name to {"dtype", "shape", "data_offsets": [begin, end]} (offsets into the
+// data section that follows; an optional "__metadata__" maps strings to strings), then the raw
+// little-endian data. Reading validates everything before it copies a byte: the header length
+// against the file size, every field's type, dtypes, offsets in range, byte counts that match the
+// shapes, and tensors that tile the data section exactly (no overlap, no gap), so a truncated or
+// corrupted file raises ember::Error and never reads outside its buffer.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "framework/train/nn/module.h"
+
+namespace ember::io {
+
+using Metadata = std::map<std::string, std::string>;
+
+struct Safetensors {
+  NamedTensors tensors;  // in file order; F32 -> float32, F64 -> float64, I64 -> int64, F16/BF16 -> float32
+  Metadata metadata;
+};
+
+// Serialises tensors (float32, float64 or int64, any device and strides) to the format's bytes.
+std::vector<uint8_t> serialize_safetensors(const NamedTensors& tensors, const Metadata& metadata = {});
+// Parses bytes held in memory; `what` names the source in error messages.
+Safetensors parse_safetensors(const std::vector<uint8_t>& bytes, const std::string& what = "safetensors buffer");
+
+// Writes to `path` through a temporary file in the same folder, then renames it over `path`, so a
+// crash never leaves a half-written file under that name.
+void save_safetensors(const std::string& path, const NamedTensors& tensors, const Metadata& metadata = {});
+Safetensors load_safetensors(const std::string& path);
+
+// One tensor's entry in a file's header, as the file declares it (dtype "F32", "BF16", ...).
+struct TensorInfo {
+  std::string name;
+  std::string dtype;
+  Shape shape;
+};
+// The header alone, validated exactly as load_safetensors does, without reading or allocating the
+// data: callers check what a file holds (a model's config against its weights) before building.
+std::vector<TensorInfo> read_safetensors_header(const std::string& path, Metadata* metadata = nullptr);
+
+// A module's parameters under their dotted names.
+void save_module(const std::string& path, const nn::Module& module, const Metadata& metadata = {});
+// Loads a file into a module: every name, shape and dtype must match (the error names the first
+// that differs, and the model is left unchanged). Returns the file's metadata.
+Metadata load_module(const std::string& path, nn::Module& module, bool strict = true);
+
+// Writes `bytes` to `path` via a temporary file "<path>.tmp.<pid>" and rename (used by
+// save_safetensors). Temporary files of `path` left by processes that no longer run (killed
+// between writing and renaming) are removed first.
+void write_file_atomic(const std::string& path, const std::vector<uint8_t>& bytes);
+// Removes "<path>.tmp.<pid>" files whose process is gone; returns how many.
+int remove_stale_temp_files(const std::string& path);
+
+}  // namespace ember::io

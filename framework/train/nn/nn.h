@@ -1,0 +1,16 @@
+// Every nn header: modules, layers, initialisation, the MLP builder.
+#pragma once
+#include "framework/train/nn/activation.h"
+#include "framework/train/nn/batch_norm.h"
+#include "framework/train/nn/conv.h"
+#include "framework/train/nn/dropout.h"
+#include "framework/train/nn/embedding.h"
+#include "framework/train/nn/flatten.h"
+#include "framework/train/nn/group_norm.h"
+#include "framework/train/nn/init.h"
+#include "framework/train/nn/layer_norm.h"
+#include "framework/train/nn/linear.h"
+#include "framework/train/nn/max_pool.h"
+#include "framework/train/nn/mlp.h"
+#include "framework/train/nn/module.h"
+#include "framework/train/nn/sequential.h"
