@@ -3,8 +3,7 @@
 process.
 
 `bench_attention --peer` times all of Ember's cases and then all of SDPA's, in a second process that
-starts about a minute later. On a VM whose speed drifts by up to 1.5x within a minute (NOTES.md,
-2026-12-05) the two sides can then land in different phases: four back-to-back runs read 0.79x to
+starts about a minute later. On a VM whose speed drifts by up to 1.5x within a minute the two sides can then land in different phases: four back-to-back runs read 0.79x to
 1.54x for one cell. Here every repeat makes one call of each, the order swapped from one repeat to
 the next, so that both sides see the same phase, and the ratio reported is the median of the
 per-repeat ratios (SDPA's time / Ember's: above 1, Ember is faster; examples/common/in_turns.py).

@@ -86,9 +86,9 @@ def main():
                     out = attend(qq, kk, vv, causal)
                     torch.autograd.grad(out, (qq, kk, vv), do)
 
-            # At least --warmup calls and at least 0.2 s: on the 2-core VMs the first shape of a
-            # 2-thread run took 8 ms a call for all its repeats after one warm-up call, where the
-            # same shape measured later took 1 ms (2026-12-03, Zen 4); a peer timed cold is no peer.
+            # At least --warmup calls and at least 0.2 s: on a 2-core VM the first shape of a
+            # 2-thread run can stay 8x slower for all its repeats after one warm-up call; a peer
+            # timed cold is no peer.
             t_warm = time.perf_counter()
             for _ in range(args.warmup):
                 run()

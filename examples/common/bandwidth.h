@@ -98,8 +98,7 @@ inline double sum_streams(const float* x, int64_t len, int rows) {
 
 // An array on 2 MiB pages where Linux grants them, as Ember's allocator places every block of 2 MiB
 // or more (framework/core/storage.cpp): the probe bounds reads of such tensors, and a probe of a decode
-// step's GEMVs on a Zen 4 read them 1.1x faster from huge pages than from 4 KiB ones (NOTES.md,
-// 2026-12-03).
+// step's GEMVs read them about 1.1x faster from huge pages than from 4 KiB ones.
 struct HugeArray {
   static constexpr size_t kPage = size_t(2) << 20;
   float* data;
@@ -144,8 +143,7 @@ inline Bandwidth measure_bandwidth(size_t bytes_per_array = size_t(256) << 20, i
     });
     // Three read patterns, the best one counts: one sequential stream per thread, and four or
     // eight rows of 8 KiB read side by side (as the GEMV reads four or eight rows of a weight
-    // matrix at once, gemv_streams()), which keeps more cache-line requests in flight (NOTES.md,
-    // 2026-12-03).
+    // matrix at once, gemv_streams()), which keeps more cache-line requests in flight.
     double read_s = 1e30;
     for (int streams : {1, 4, 8}) {
       read_s = std::min(read_s, detail::best_seconds(repeats, [&] {

@@ -1,7 +1,7 @@
 """Timing two programs in turns, call by call, in one process, for the benchmarks that compare Ember
 with PyTorch from Python (examples/attention/bench_in_turns.py, examples/gpt2/prefill_in_turns.py).
 
-On a VM whose speed drifts by up to 1.5x within a minute (NOTES.md, 2026-12-05), one side's run
+On a VM whose speed drifts by up to 1.5x within a minute, one side's run
 and the other's, a minute apart in two processes, can land in different phases of the host. Here
 every repeat makes one call of each, the order swapped from one repeat to the next, and the ratio
 reported is the median of the per-repeat ratios, so that each comparison is between calls made one

@@ -2,7 +2,7 @@
 # GPT-2 against its PyTorch peer in rounds: bench_vs_torch.sh ROUNDS times per thread count, Ember
 # and PyTorch taking turns, then the median of each figure over the rounds (rounds_table.py). On a
 # VM whose speed moves by 1.5x within minutes, one run of each side, minutes apart, can put either
-# ahead; rounds let a slow phase fall on both sides (NOTES.md, 2026-12-03).
+# ahead; rounds let a slow phase fall on both sides.
 # Usage: examples/gpt2/bench_rounds.sh OUTDIR [ROUNDS [THREADS...]]   (default: 3 rounds, 1 and 2 threads)
 # Each round runs `bench_vs_torch.sh OUTDIR/rR_tT --threads T --prompt-len 128 --lengths 32
 # --no-cache-lengths 32 --repeats 3`; EMBER_BIN=DIR picks another build's bin folder.

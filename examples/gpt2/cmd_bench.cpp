@@ -92,8 +92,7 @@ int bench(int argc, char** argv) {
   // One generation of the longest length per repeat, with the seconds of every step (the time
   // between consecutive tokens; step 0 includes the prompt's pass). Returns runs[repeat][step].
   // With `floors`, the read bandwidth is probed after each generation and pushed there: on a
-  // shared VM the probe moves by up to 1.5x within a minute, so each run is set against its own
-  // (NOTES.md, 2026-12-04, fifth session).
+  // shared VM the probe moves by up to 1.5x within a minute, so each run is set against its own.
   auto sweep = [&](bool cache, int64_t n, std::vector<double>* floors) {
     std::vector<std::vector<double>> runs;
     for (int r = 0; r < repeats; ++r) {

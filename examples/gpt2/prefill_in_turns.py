@@ -3,8 +3,7 @@
 call by call, in one process (examples/common/in_turns.py).
 
 `gpt2 bench` and `bench_torch.py` are two processes a minute or more apart, and bench_rounds.sh
-takes medians over rounds of them; on a host whose speed drifts by 1.5x within a minute (NOTES.md,
-2026-12-05) the rounds of one thread count read 0.81-1.12x. Here each repeat prefills the same
+takes medians over rounds of them; on a host whose speed drifts by 1.5x within a minute the rounds of one thread count read 0.81-1.12x. Here each repeat prefills the same
 prompt once on each side, the order swapped from one repeat to the next. Both sides do what their
 benchmarks time: the prompt's keys and values into an empty cache, and the LM head on the last
 position only. Random weights at the shapes of --config (GPT-2's initialisation on both sides; the

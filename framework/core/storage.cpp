@@ -45,12 +45,9 @@ std::map<uintptr_t, uintptr_t>& huge_blocks() {
 }  // namespace
 
 // Blocks of 2 MiB or more start on a 2 MiB boundary and ask Linux for transparent huge pages
-// (where THP is set to "madvise", as on the VMs measured here, nothing else gets them): GPT-2's
-// one-thread decode steps, which stream every weight once, ran 1.11-1.37x faster on a Zen 4 with
-// them (with the GEMV's four rows, whose own share the runs could not separate; NOTES.md,
-// 2026-12-03), and the packed GEMM's buffers, on 4 KiB pages scattered over physical memory, had
-// run 2048^3 at half MKL's speed (NOTES.md, 2026-12-05, fifth session). A TLB walk per 4 KiB and
-// prefetchers that stop at 4 KiB boundaries are the likely causes, not measured apart.
+// (where THP is set to "madvise", nothing else gets them): kernels that stream large weights or
+// packing buffers pay a TLB walk per 4 KiB page otherwise, and prefetchers stop at 4 KiB boundaries
+// (measurements: the NOTES-log.md files under benchmarks/).
 void* allocate_host(size_t bytes) {
   constexpr size_t kHugePage = size_t(2) << 20;
   if (bytes < kHugePage) return std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) / 64 * 64);
