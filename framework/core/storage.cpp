@@ -16,6 +16,8 @@
 #include <sys/mman.h>
 #endif
 
+#include "framework/core/caching_allocator.h"
+
 namespace ember {
 
 namespace {
@@ -97,71 +99,21 @@ namespace {
 // holds at most as many bytes as the program ever had in use at once (at least 256 MiB): a
 // steady training loop, which frees what it allocates, keeps all its blocks; a growing one
 // flushes the stale sizes and stays within twice its working set.
-class CpuCachingAllocator : public Allocator {
+class CpuCachingAllocator : public CachingAllocator {
  public:
-  void* allocate(size_t bytes) override {
-    size_t size = round(bytes);
-    std::lock_guard<std::mutex> lock(mu_);
-    ++stats_.allocations;
-    stats_.current_bytes += size;
-    stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.current_bytes);
-    high_water_ = std::max(high_water_, stats_.current_bytes);
-    auto it = free_.find(size);
-    if (it != free_.end() && !it->second.empty()) {
-      void* p = it->second.back();
-      it->second.pop_back();
-      stats_.cached_bytes -= size;
-      return p;
-    }
-    if (stats_.cached_bytes > 0 && stats_.cached_bytes + int64_t(size) > cache_limit()) release_cached();
-    // From 2 MiB on the block is rounded up to whole huge pages (allocate_host); the statistics
-    // and the cache keep the requested size, so the rounding stays invisible to them.
-    void* p = allocate_host(size);
-    if (!p) {
-      stats_.current_bytes -= size;
-      throw Error(str("out of memory: could not allocate ", size, " bytes on the CPU"));
-    }
-    return p;
-  }
-  void deallocate(void* p, size_t bytes) override {
-    size_t size = round(bytes);
-    std::lock_guard<std::mutex> lock(mu_);
-    stats_.current_bytes -= size;
-    // Very large blocks go back to the system: caching them would pin memory for one-off buffers.
-    if (size > (size_t(1) << 30) || stats_.cached_bytes + int64_t(size) > cache_limit()) {
-      free_host(p);
-      return;
-    }
-    free_[size].push_back(p);
-    stats_.cached_bytes += size;
-  }
-  MemoryStats stats() const override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return stats_;
-  }
-  void reset_peak() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    stats_.peak_bytes = stats_.current_bytes;
-  }
-  void empty_cache() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    release_cached();
-  }
-  ~CpuCachingAllocator() override { empty_cache(); }
+  ~CpuCachingAllocator() override { release_all(); }
 
- private:
-  static size_t round(size_t b) { return b == 0 ? 64 : (b + 63) / 64 * 64; }
-  int64_t cache_limit() const { return std::max(high_water_, int64_t(256) << 20); }
-  void release_cached() {  // mu_ held
-    for (auto& kv : free_)
-      for (void* p : kv.second) free_host(p);
-    free_.clear();
-    stats_.cached_bytes = 0;
+ protected:
+  size_t round(size_t b) const override { return b == 0 ? 64 : (b + 63) / 64 * 64; }
+  // From 2 MiB on the block is rounded up to whole huge pages (allocate_host); the statistics
+  // and the cache keep the requested size, so the rounding stays invisible to them.
+  void* obtain(size_t size) override { return allocate_host(size); }
+  void give_back(void* p) noexcept override { free_host(p); }
+  std::string out_of_memory(size_t size, int64_t) const override {
+    return str("out of memory: could not allocate ", size, " bytes on the CPU");
   }
-  mutable std::mutex mu_;
-  std::map<size_t, std::vector<void*>> free_;
-  MemoryStats stats_;
-  int64_t high_water_ = 0;  // the most bytes ever in use at once (reset_peak does not lower it)
+  int64_t cache_cap(int64_t high_water) const override { return std::max(high_water, int64_t(256) << 20); }
+  size_t max_cached_block() const override { return size_t(1) << 30; }
 };
 
 Allocator* g_allocators[2] = {nullptr, nullptr};

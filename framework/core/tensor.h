@@ -188,30 +188,10 @@ Tensor from_vector(const std::vector<double>& v, const Shape& shape = {});
 Tensor from_vector(const std::vector<int64_t>& v, const Shape& shape = {});
 Tensor from_vector(const std::vector<bool>& v, const Shape& shape = {});  // DType::Bool
 
-// ---- random numbers: deterministic for a seed on every platform ----
-class Generator {
- public:
-  explicit Generator(uint64_t seed = 0x5eed) : state_(seed) {}
-  uint64_t next_u64();  // splitmix64
-  double uniform();     // [0, 1)
-  double normal();      // standard normal, Box-Muller
-  void seed(uint64_t s) { state_ = s; has_spare_ = false; }
-
- private:
-  uint64_t state_;
-  bool has_spare_ = false;
-  double spare_ = 0;
-};
-Generator& default_generator();
-void manual_seed(uint64_t seed);
-Tensor rand(const Shape& shape, DType dtype = DType::Float32, Generator* gen = nullptr);   // U[0, 1)
-Tensor randn(const Shape& shape, DType dtype = DType::Float32, Generator* gen = nullptr);  // N(0, 1)
-Tensor uniform(const Shape& shape, double lo, double hi, DType dtype = DType::Float32, Generator* gen = nullptr);
-Tensor normal(const Shape& shape, double mean, double stddev, DType dtype = DType::Float32,
-              Generator* gen = nullptr);
-Tensor randint(const Shape& shape, int64_t lo, int64_t hi, Generator* gen = nullptr);  // int64 in [lo, hi)
-
 // Checks that every tensor lives on the CPU, naming `op` otherwise (used by CPU-only code).
 void check_cpu(const Tensor& t, const char* op);
 
 }  // namespace ember
+
+// The random factories (rand, randn, manual_seed, ...) are part of every Tensor user's vocabulary.
+#include "framework/core/random.h"  // IWYU pragma: export

@@ -5,11 +5,10 @@
 // exact-size bins after rounding, no block splitting). All of Ember's kernels run on the legacy
 // default stream, so a block freed by one op and reused by the next is ordered by the stream.
 #include <algorithm>
-#include <map>
-#include <mutex>
-#include <vector>
+#include <string>
 
 #include "framework/cuda/check.h"
+#include "framework/core/caching_allocator.h"
 #include "framework/core/cuda.h"
 #include "framework/core/cuda_hooks.h"
 #include "framework/core/device_copy.h"
@@ -18,48 +17,11 @@
 namespace ember::cuda {
 namespace {
 
-class CudaCachingAllocator : public Allocator {
- public:
-  void* allocate(size_t bytes) override {
-    size_t size = round(bytes);
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = free_.find(size);
-    void* p = nullptr;
-    if (it != free_.end() && !it->second.empty()) {
-      p = it->second.back();
-      it->second.pop_back();
-      stats_.cached_bytes -= int64_t(size);
-    } else {
-      p = device_malloc(size);
-    }
-    ++stats_.allocations;
-    stats_.current_bytes += int64_t(size);
-    stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.current_bytes);
-    return p;
-  }
-  void deallocate(void* p, size_t bytes) override {  // never throws: called from destructors
-    size_t size = round(bytes);
-    std::lock_guard<std::mutex> lock(mu_);
-    stats_.current_bytes -= int64_t(size);
-    free_[size].push_back(p);
-    stats_.cached_bytes += int64_t(size);
-  }
-  MemoryStats stats() const override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return stats_;
-  }
-  void reset_peak() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    stats_.peak_bytes = stats_.current_bytes;
-  }
-  void empty_cache() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    release_cached();
-  }
-
+class CudaCachingAllocator : public CachingAllocator {
+ protected:
   // Bin size: 512-byte steps up to 1 MiB, then steps of an eighth of the next power of two
   // (at most 12.5% waste), so that near-equal large requests share a bin.
-  static size_t round(size_t b) {
+  size_t round(size_t b) const override {
     constexpr size_t kSmall = size_t(1) << 20;
     if (b <= kSmall) return b == 0 ? 512 : (b + 511) / 512 * 512;
     size_t p2 = kSmall;
@@ -67,33 +29,23 @@ class CudaCachingAllocator : public Allocator {
     size_t step = std::max(kSmall, p2 / 8);
     return (b + step - 1) / step * step;
   }
-
- private:
-  void* device_malloc(size_t size) {
+  // Any failure reads as "no block": the base class empties the cache and asks once more.
+  void* obtain(size_t size) override {
     void* p = nullptr;
     cudaError_t e = cudaMalloc(&p, size);
-    if (e == cudaErrorMemoryAllocation) {  // give the cache back and try once more
-      cudaGetLastError();
-      release_cached();
-      e = cudaMalloc(&p, size);
-    }
-    if (e != cudaSuccess) {
-      cudaGetLastError();
-      throw Error(str("out of memory on cuda: could not allocate ", size, " bytes (", cudaGetErrorString(e),
-                      "); Ember holds ", stats_.current_bytes, " bytes in tensors"));
-    }
-    return p;
+    if (e == cudaSuccess) return p;
+    cudaGetLastError();  // clear the sticky error so that the next call does not see it
+    last_error_ = cudaGetErrorString(e);
+    return nullptr;
   }
-  void release_cached() {
-    for (auto& kv : free_)
-      for (void* p : kv.second) cudaFree(p);
-    free_.clear();
-    stats_.cached_bytes = 0;
+  void give_back(void* p) noexcept override { cudaFree(p); }
+  std::string out_of_memory(size_t size, int64_t in_use) const override {
+    return str("out of memory on cuda: could not allocate ", size, " bytes (", last_error_, "); Ember holds ",
+               in_use, " bytes in tensors");
   }
 
-  mutable std::mutex mu_;
-  std::map<size_t, std::vector<void*>> free_;
-  MemoryStats stats_;
+ private:
+  const char* last_error_ = "";
 };
 
 void copy(void* dst, Device dd, const void* src, Device sd, size_t bytes) {

@@ -23,12 +23,6 @@ Conv1D::Conv1D(int64_t in, int64_t out, Generator& gen) {
 Tensor Conv1D::forward(const Tensor& x) { return matmul(x, weight) + bias; }
 std::string Conv1D::name() const { return str("Conv1D(", weight.size(0), ", ", weight.size(1), ")"); }
 
-LayerNorm::LayerNorm(int64_t dim, double e) : eps(e) {
-  weight = register_parameter("weight", ones({dim}));
-  bias = register_parameter("bias", zeros({dim}));
-}
-Tensor LayerNorm::forward(const Tensor& x) { return layer_norm(x, weight, bias, eps); }
-
 Block::Block(const Config& c, int64_t l, Generator& gen) : cfg(c), layer(l) {
   ln_1 = register_module("ln_1", std::make_shared<LayerNorm>(c.n_embd, c.layer_norm_epsilon));
   // Hugging Face nests the projections under attn. and mlp.; the registered names mirror that.

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "framework/train/nn/layer_norm.h"
 #include "framework/train/nn/module.h"
 #include "models/gpt2/config.h"
 #include "models/gpt2/kv_cache.h"
@@ -45,14 +46,8 @@ class Table : public nn::Module {
   Tensor weight;
 };
 
-class LayerNorm : public nn::Module {
- public:
-  LayerNorm(int64_t dim, double eps);
-  Tensor forward(const Tensor& x) override;
-  std::string name() const override { return "LayerNorm"; }
-  Tensor weight, bias;
-  double eps;
-};
+// GPT-2's layer norms are the library's (framework/train/nn/layer_norm.h): weight and bias of n_embd.
+using LayerNorm = nn::LayerNorm;
 
 // Observation and intervention points for the contextual-sparsity study. Each hook gets the
 // layer index and a tensor and returns the tensor to use in its place.

@@ -34,8 +34,7 @@ KernelOut kernel(const Args& a, const DropoutAttrs& at) {
 const Primitive<DropoutAttrs>& dropout_op() {
   static const Primitive<DropoutAttrs> p =
       Primitive<DropoutAttrs>("dropout")
-          .cpu(kernel)
-          .cuda(kernel)
+          .all_devices(kernel)
           .saves({}, false)
           .vjp([](const Tensor& g, const OpCall<DropoutAttrs>& c) { return Grads{g * c.extras[0]}; })
           .jvp([](const Args& t, const OpCall<DropoutAttrs>& c) { return t[0] * c.extras[0]; });

@@ -112,8 +112,7 @@ Tensor tangent_sum(std::initializer_list<Tensor> terms, const Shape& shape) {
 template <class Vjp, class Jvp>
 Primitive<> binary_primitive(BinaryOp op, std::vector<int> saved, bool saves_ans, Vjp vjp, Jvp jvp) {
   Primitive<> p(binary_name(op));
-  p.cpu([op](const Args& x, const NoAttrs&) { return binary_kernel(op, x[0], x[1]); })
-      .cuda([op](const Args& x, const NoAttrs&) { return binary_kernel(op, x[0], x[1]); })
+  p.all_devices([op](const Args& x, const NoAttrs&) { return binary_kernel(op, x[0], x[1]); })
       .dtypes({DType::Float32, DType::Float64, DType::Int64})
       .saves(saved, saves_ans)
       .vjp([vjp](const Tensor& g, const OpCall<>& c) {
@@ -249,8 +248,7 @@ struct BinaryPrims {
       });
   // where(cond, a, b): cond (input 0) carries no gradient.
   Primitive<> where = Primitive<>("where")
-                          .cpu([](const Args& x, const NoAttrs&) { return where_kernel(x[0], x[1], x[2]); })
-                          .cuda([](const Args& x, const NoAttrs&) { return where_kernel(x[0], x[1], x[2]); })
+                          .all_devices([](const Args& x, const NoAttrs&) { return where_kernel(x[0], x[1], x[2]); })
                           .saves({0}, false)
                           .vjp([](const Tensor& g, const OpCall<>& c) {
                             Tensor z = zeros({}, g.dtype(), g.device());
@@ -265,8 +263,7 @@ struct BinaryPrims {
                                 .expand(c.out.shape());
                           });
   Primitive<CastAttrs> cast = Primitive<CastAttrs>("cast")
-                                  .cpu([](const Args& x, const CastAttrs& a) { return cast_kernel(x[0], a.to); })
-                                  .cuda([](const Args& x, const CastAttrs& a) { return cast_kernel(x[0], a.to); })
+                                  .all_devices([](const Args& x, const CastAttrs& a) { return cast_kernel(x[0], a.to); })
                                   .saves({}, false)
                                   .vjp([](const Tensor& g, const OpCall<CastAttrs>& c) {
                                     return Grads{ember::cast(g, c.in_dtype(0))};

@@ -5,6 +5,7 @@
 // derivatives of derivatives work.
 #pragma once
 #include "framework/core/tensor.h"
+#include "ops/elementwise/unary_list.h"
 
 namespace ember {
 
@@ -18,23 +19,14 @@ Tensor pow(const Tensor& a, double exponent);
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
 
-Tensor neg(const Tensor& x);
-Tensor exp(const Tensor& x);
-Tensor log(const Tensor& x);
-Tensor sin(const Tensor& x);
-Tensor cos(const Tensor& x);
-Tensor tanh(const Tensor& x);
-Tensor sigmoid(const Tensor& x);
-Tensor relu(const Tensor& x);
-Tensor gelu(const Tensor& x, bool tanh_approximation = false);  // GPT-2 uses the tanh form
-Tensor sqrt(const Tensor& x);
-Tensor erf(const Tensor& x);
-Tensor abs(const Tensor& x);
-Tensor square(const Tensor& x);
-Tensor sign(const Tensor& x);   // -1, 0 or 1; its gradient is zero
-Tensor log1p(const Tensor& x);  // log(1 + x), accurate for small x
-Tensor expm1(const Tensor& x);  // e^x - 1, accurate for small x
-Tensor silu(const Tensor& x);   // x * sigmoid(x)
+// One function per line of unary_list.h: neg, exp, log, sin, cos, tanh, sigmoid, relu, gelu (the
+// exact, erf form), gelu_tanh (GPT-2's tanh form), sqrt, erf, abs, square, sign (-1, 0 or 1; its
+// gradient is zero), log1p (log(1 + x), accurate for small x), expm1 (e^x - 1, likewise), silu
+// (x * sigmoid(x)). Each is `Tensor NAME(const Tensor& x)`.
+#define EMBER_DECLARE_UNARY(K, name, ...) Tensor name(const Tensor& x);
+EMBER_UNARY_OPS(EMBER_DECLARE_UNARY)
+#undef EMBER_DECLARE_UNARY
+Tensor gelu(const Tensor& x, bool tanh_approximation);  // gelu_tanh(x) where tanh_approximation
 // x limited to [lo, hi]; the gradient passes where lo < x < hi (zero on the bounds, as PyTorch 2.15).
 Tensor clamp(const Tensor& x, double lo, double hi);
 Tensor clamp_min(const Tensor& x, double lo);

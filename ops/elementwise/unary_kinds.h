@@ -1,40 +1,30 @@
 // The unary elementwise functions, as one enum so that every device implements them in one kernel.
-// The scalar formulas are __host__ __device__ so CPU and CUDA kernels share them.
+// The scalar formulas (from unary_list.h) are __host__ __device__ so CPU and CUDA kernels share them.
 #pragma once
 #include <cmath>
 
 #include "framework/core/host_device.h"
 #include "framework/core/tensor.h"
+#include "ops/elementwise/unary_list.h"
 
 namespace ember {
 
-// Each device lists every kind in its dispatch switch (ops/elementwise/unary.cpp, ops/elementwise/cuda).
-enum class UnaryOp { Neg, Exp, Log, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Sqrt, Erf, Abs, Square, Sign,
-                     Log1p, Expm1, Silu };
+// One kind per line of unary_list.h.
+enum class UnaryOp {
+#define EMBER_KIND(K, ...) K,
+  EMBER_UNARY_OPS(EMBER_KIND)
+#undef EMBER_KIND
+};
 
 template <class T>
 EMBER_HD inline T apply_unary(UnaryOp op, T x) {
   constexpr T kInvSqrt2 = T(0.70710678118654752440);
   constexpr T kSqrt2OverPi = T(0.79788456080286535588);
   switch (op) {
-    case UnaryOp::Neg: return -x;
-    case UnaryOp::Exp: return std::exp(x);
-    case UnaryOp::Log: return std::log(x);
-    case UnaryOp::Sin: return std::sin(x);
-    case UnaryOp::Cos: return std::cos(x);
-    case UnaryOp::Tanh: return std::tanh(x);
-    case UnaryOp::Sigmoid: return T(1) / (T(1) + std::exp(-x));
-    case UnaryOp::Relu: return x < T(0) ? T(0) : x;  // NaN passes through
-    case UnaryOp::Gelu: return T(0.5) * x * (T(1) + std::erf(x * kInvSqrt2));
-    case UnaryOp::GeluTanh: return T(0.5) * x * (T(1) + std::tanh(kSqrt2OverPi * (x + T(0.044715) * x * x * x)));
-    case UnaryOp::Sqrt: return std::sqrt(x);
-    case UnaryOp::Erf: return std::erf(x);
-    case UnaryOp::Abs: return x < T(0) ? -x : x;
-    case UnaryOp::Square: return x * x;
-    case UnaryOp::Sign: return T((x > T(0)) - (x < T(0)));
-    case UnaryOp::Log1p: return std::log1p(x);
-    case UnaryOp::Expm1: return std::expm1(x);
-    case UnaryOp::Silu: return x / (T(1) + std::exp(-x));
+#define EMBER_FORMULA(K, name, formula, ...) \
+  case UnaryOp::K: return formula;
+    EMBER_UNARY_OPS(EMBER_FORMULA)
+#undef EMBER_FORMULA
   }
   return x;
 }

@@ -38,8 +38,7 @@ struct EmbeddingBackwardAttrs {
 struct EmbeddingPrims {
   Primitive<> embedding =
       Primitive<>("embedding")
-          .cpu([](const Args& a, const NoAttrs&) { return embedding_kernel(a[0], a[1]); })
-          .cuda([](const Args& a, const NoAttrs&) { return embedding_kernel(a[0], a[1]); })
+          .all_devices([](const Args& a, const NoAttrs&) { return embedding_kernel(a[0], a[1]); })
           .saves({1}, false)
           .vjp([](const Tensor& g, const OpCall<>& c) {
             return Grads{ember::embedding_backward(g, c.in[1], c.in_shape(0)[0]), Tensor()};
@@ -47,10 +46,7 @@ struct EmbeddingPrims {
           .jvp([](const Args& t, const OpCall<>& c) { return ember::embedding(t[0], c.in[1]); });
   Primitive<EmbeddingBackwardAttrs> embedding_backward =
       Primitive<EmbeddingBackwardAttrs>("embedding_backward")
-          .cpu([](const Args& a, const EmbeddingBackwardAttrs& at) {
-            return embedding_backward_kernel(a[0], a[1], at.num_embeddings);
-          })
-          .cuda([](const Args& a, const EmbeddingBackwardAttrs& at) {
+          .all_devices([](const Args& a, const EmbeddingBackwardAttrs& at) {
             return embedding_backward_kernel(a[0], a[1], at.num_embeddings);
           })
           .saves({1}, false)

@@ -66,8 +66,7 @@ Tensor linear_kernel(const Tensor& x, const Tensor& w, const Tensor& b) {
 const Primitive<>& linear_op() {
   static const Primitive<> p =
       Primitive<>("linear")
-          .cpu([](const Args& a, const NoAttrs&) { return linear_kernel(a[0], a[1], a.size() > 2 ? a[2] : Tensor()); })
-          .cuda([](const Args& a, const NoAttrs&) { return linear_kernel(a[0], a[1], a.size() > 2 ? a[2] : Tensor()); })
+          .all_devices([](const Args& a, const NoAttrs&) { return linear_kernel(a[0], a[1], a.size() > 2 ? a[2] : Tensor()); })
           .saves({0, 1}, false)
           .vjp([](const Tensor& g, const OpCall<>& c) {
             const Tensor &x = c.in[0], &w = c.in[1];

@@ -50,8 +50,7 @@ Tensor loss_gradient(const Tensor& logits, const Tensor& targets) {
 const Primitive<>& cross_entropy_op() {
   static const Primitive<> p =
       Primitive<>("cross_entropy")
-          .cpu([](const Args& a, const NoAttrs&) { return cross_entropy_kernel(a[0], a[1]); })
-          .cuda([](const Args& a, const NoAttrs&) { return cross_entropy_kernel(a[0], a[1]); })
+          .all_devices([](const Args& a, const NoAttrs&) { return cross_entropy_kernel(a[0], a[1]); })
           .saves({0, 1}, false)
           .vjp([](const Tensor& g, const OpCall<>& c) {
             return Grads{c.needs(0) ? loss_gradient(c.in[0], c.in[1]) * g : Tensor(), Tensor()};

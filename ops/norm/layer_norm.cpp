@@ -84,8 +84,7 @@ Normalised stats(const LayerNormCall& c) {
 const Primitive<LayerNormAttrs>& layer_norm_op() {
   static const Primitive<LayerNormAttrs> p =
       Primitive<LayerNormAttrs>("layer_norm")
-          .cpu(kernel)
-          .cuda(kernel)
+          .all_devices(kernel)
           .saves({0, 1}, false)
           .vjp([](const Tensor& g, const LayerNormCall& c) {
             const Tensor &x = c.in[0], &w = c.in[1];

@@ -208,8 +208,7 @@ Tensor prod_partials(const Tensor& x, const Tensor& ans, const std::vector<Tenso
 
 struct ReducePrims {
   ReduceOp sum = ReduceOp("sum")
-                     .cpu([](const Args& x, const ReduceAttrs& a) { return sum_kernel(x[0], a.dims, a.keepdim); })
-                     .cuda([](const Args& x, const ReduceAttrs& a) { return sum_kernel(x[0], a.dims, a.keepdim); })
+                     .all_devices([](const Args& x, const ReduceAttrs& a) { return sum_kernel(x[0], a.dims, a.keepdim); })
                      .dtypes({DType::Float32, DType::Float64, DType::Int64})
                      .saves({}, false)
                      .vjp([](const Tensor& g, const ReduceCall& c) {
@@ -218,8 +217,7 @@ struct ReducePrims {
                      })
                      .jvp([](const Args& t, const ReduceCall& c) { return ember::sum(t[0], c.attrs.dims, c.attrs.keepdim); });
   ReduceOp max = ReduceOp("max")
-                     .cpu([](const Args& x, const ReduceAttrs& a) { return max_values(x[0], a); })
-                     .cuda([](const Args& x, const ReduceAttrs& a) { return max_values(x[0], a); })
+                     .all_devices([](const Args& x, const ReduceAttrs& a) { return max_values(x[0], a); })
                      .vjp([](const Tensor& g, const ReduceCall& c) {
                        return Grads{(c.attrs.keepdim ? g : g.unsqueeze(c.attrs.dims[0])) * max_share(c.in[0], c.out, c.attrs)};
                      })
@@ -227,8 +225,7 @@ struct ReducePrims {
                        return ember::sum(t[0] * max_share(c.in[0], c.out, c.attrs), c.attrs.dims, c.attrs.keepdim);
                      });
   ReduceOp prod = ReduceOp("prod")
-                      .cpu([](const Args& x, const ReduceAttrs& a) { return prod_kernel(x[0], a); })
-                      .cuda([](const Args& x, const ReduceAttrs& a) { return prod_kernel(x[0], a); })
+                      .all_devices([](const Args& x, const ReduceAttrs& a) { return prod_kernel(x[0], a); })
                       .saves({0}, true)
                       .vjp([](const Tensor& g, const ReduceCall& c) {
                         Shape keep = reduced_shape(c.in_shape(0), c.attrs.dims, true);

@@ -35,8 +35,7 @@ using ScanCall = OpCall<ScanAttrs>;
 Primitive<ScanAttrs> scan_primitive(const char* name, bool reverse) {
   auto k = [reverse](const Args& a, const ScanAttrs& at) { return KernelOut(scan_kernel(a[0], at.dim, reverse)); };
   return Primitive<ScanAttrs>(name)
-      .cpu(k)
-      .cuda(k)
+      .all_devices(k)
       .saves({}, false)
       .vjp([reverse](const Tensor& g, const ScanCall& c) {
         return Grads{reverse ? cumsum(g, c.attrs.dim) : cumsum_reverse(g, c.attrs.dim)};

@@ -66,8 +66,7 @@ KernelOut kernel(const Args& a, const SelectAttrs& at) {
 
 Primitive<SelectAttrs> select_primitive(const char* name) {
   return Primitive<SelectAttrs>(name)
-      .cpu(kernel)
-      .cuda(kernel)
+      .all_devices(kernel)
       .saves({}, false)
       .vjp([](const Tensor& g, const SelectCall& c) {
         const Shape& shape = c.in_shape(0);

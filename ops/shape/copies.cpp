@@ -72,7 +72,7 @@ Tensor concat_kernel(const std::vector<Tensor>& xs, const ConcatAttrs& a) {
 template <class A, class F>
 Primitive<A> on_every_device(const char* name, F kernel) {
   auto k = [kernel](const Args& x, const A& a) { return KernelOut(kernel(x, a)); };
-  return Primitive<A>(name).cpu(k).cuda(k).dtypes({DType::Float32, DType::Float64, DType::Int64});
+  return Primitive<A>(name).all_devices(k).dtypes({DType::Float32, DType::Float64, DType::Int64});
 }
 
 struct CopyPrims {

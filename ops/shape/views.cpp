@@ -128,8 +128,7 @@ const ViewPrims& prims();
 ViewOp view_primitive(const char* name, RawView raw, ViewBack back, const ViewOp* self_for_jvp(const ViewPrims&)) {
   auto k = [raw](const Args& x, const ViewAttrs& a) { return KernelOut(raw(x[0], a)); };
   return ViewOp(name)
-      .cpu(k)
-      .cuda(k)
+      .all_devices(k)
       .dtypes({DType::Float32, DType::Float64, DType::Int64})
       .saves({}, false)
       .vjp([back](const Tensor& g, const ViewCall& c) { return Grads{back(g, c)}; })
@@ -147,8 +146,7 @@ struct ViewPrims {
       return KernelOut(make_view(x[0], a.shape, strides, x[0].offset()));
     };
     return ViewOp("view")
-        .cpu(k)
-        .cuda(k)
+        .all_devices(k)
         .dtypes({DType::Float32, DType::Float64, DType::Int64})
         .saves({}, false)
         .vjp([](const Tensor& g, const ViewCall& c) { return Grads{reshape(g, c.in_shape(0))}; })

@@ -69,8 +69,7 @@ struct SoftmaxPrims {
   // The kernels keep the reduced dim (size 1); without keepdim the result is squeezed here.
   DimOp logsumexp =
       DimOp("logsumexp")
-          .cpu([](const Args& x, const DimAttrs& a) { return logsumexp_kernel(x[0], a); })
-          .cuda([](const Args& x, const DimAttrs& a) { return logsumexp_kernel(x[0], a); })
+          .all_devices([](const Args& x, const DimAttrs& a) { return logsumexp_kernel(x[0], a); })
           .saves({0}, false)
           .vjp([](const Tensor& g, const DimCall& c) {
             int64_t d = c.attrs.dim;

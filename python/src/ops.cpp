@@ -87,23 +87,11 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   b.fm("masked_fill", [](T x, T mask, double v) { return masked_fill(x, mask, v); }, arg("x"), arg("mask"), arg("value"));
   b.fm("cast", [](T x, DType d) { return cast(x, d); }, arg("x"), arg("dtype"));
   // elementwise unary
-  b.fm("neg", [](T x) { return neg(x); }, arg("x"));
-  b.fm("exp", [](T x) { return exp(x); }, arg("x"));
-  b.fm("log", [](T x) { return log(x); }, arg("x"));
-  b.fm("sin", [](T x) { return sin(x); }, arg("x"));
-  b.fm("cos", [](T x) { return cos(x); }, arg("x"));
-  b.fm("tanh", [](T x) { return tanh(x); }, arg("x"));
-  b.fm("sigmoid", [](T x) { return sigmoid(x); }, arg("x"));
-  b.fm("relu", [](T x) { return relu(x); }, arg("x"));
+  // gelu(x, tanh_approximation=False) first, so that it answers gelu(x) too.
   b.fm("gelu", [](T x, bool t) { return gelu(x, t); }, arg("x"), arg("tanh_approximation") = false);
-  b.fm("sqrt", [](T x) { return sqrt(x); }, arg("x"));
-  b.fm("erf", [](T x) { return erf(x); }, arg("x"));
-  b.fm("abs", [](T x) { return abs(x); }, arg("x"));
-  b.fm("square", [](T x) { return square(x); }, arg("x"));
-  b.fm("sign", [](T x) { return sign(x); }, arg("x"));
-  b.fm("log1p", [](T x) { return log1p(x); }, arg("x"));
-  b.fm("expm1", [](T x) { return expm1(x); }, arg("x"));
-  b.fm("silu", [](T x) { return silu(x); }, arg("x"));
+#define EMBER_BIND_UNARY(K, name, ...) b.fm(#name, [](T x) { return name(x); }, arg("x"));
+  EMBER_UNARY_OPS(EMBER_BIND_UNARY)
+#undef EMBER_BIND_UNARY
   b.fm("clamp", [](T x, std::optional<double> lo, std::optional<double> hi) {
     double inf = std::numeric_limits<double>::infinity();
     return clamp(x, lo ? *lo : -inf, hi ? *hi : inf);

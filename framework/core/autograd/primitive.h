@@ -123,6 +123,12 @@ class Primitive {
     d_->kernel[size_t(dev)] = bool(d_->kernels[size_t(dev)]);
     return *this;
   }
+  // One kernel for every device: for kernels that other kernels call too, whose device-independent
+  // part (broadcast shapes, reduction geometry) ends in their own choice of the device's code.
+  Primitive& all_devices(Kernel k) {
+    kernel(Device::CPU, k);
+    return kernel(Device::CUDA, std::move(k));
+  }
   Primitive& variant(Device dev, const std::string& name, Kernel k) {
     d_->variants.push_back({dev, name});
     d_->variant_kernels.push_back(std::move(k));

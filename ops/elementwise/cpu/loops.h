@@ -12,9 +12,8 @@ namespace ember::cpu {
 constexpr int64_t kElementwiseGrain = 1 << 15;
 
 // The strided paths' threading: f(r0, r1) over disjoint ranges of the rows of `shape`, each of about
-// kElementwiseGrain elements or more, as the contiguous paths split their elements (the bias adds
-// of GPT-2's prefill had run on one thread whatever the thread count: NOTES.md, 2026-12-05, second
-// session).
+// kElementwiseGrain elements or more, as the contiguous paths split their elements, so that a bias
+// add over many short rows uses every thread too.
 template <class F>
 void parallel_rows(const Shape& shape, F&& f) {
   const int64_t len = shape.empty() ? 1 : std::max<int64_t>(shape.back(), 1);
@@ -83,8 +82,8 @@ Tensor binary_loop(const Tensor& a, const Tensor& b, const Shape& shape, DType o
   int64_t ia = sa.empty() ? 0 : sa.back(), ib = sb.empty() ? 0 : sb.back();
   // Rows along the last dim. The common broadcasts (a bias row added to every row: both strides 1;
   // a column or a scalar per row: one stride 0) get loops with constant strides, which the
-  // compiler vectorises; a bias add over GPT-2's 128 x 2304 activations took 2.3x the time of a
-  // same-shape add with the runtime strides (NOTES.md, 2026-12-04, fifth session).
+  // compiler vectorises (with runtime strides a bias add over GPT-2's 128 x 2304 activations took
+  // 2.3x as long).
   parallel_rows(shape, [&](int64_t r0, int64_t r1) {
     for_each_row_in<3>(shape, {&sa, &sb, &so}, {a.offset(), b.offset(), 0}, r0, r1,
                        [&](const std::array<int64_t, 3>& off, int64_t len) {

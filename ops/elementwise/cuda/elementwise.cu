@@ -54,12 +54,9 @@ Tensor unary_launch(const Tensor& x) {
 template <class T>
 Tensor unary_typed(UnaryOp op, const Tensor& x) {
   switch (op) {
-#define EMBER_CASE(K) \
+#define EMBER_CASE(K, ...) \
   case UnaryOp::K: return unary_launch<T, UnaryOp::K>(x);
-    EMBER_CASE(Neg) EMBER_CASE(Exp) EMBER_CASE(Log) EMBER_CASE(Sin) EMBER_CASE(Cos) EMBER_CASE(Tanh)
-    EMBER_CASE(Sigmoid) EMBER_CASE(Relu) EMBER_CASE(Gelu) EMBER_CASE(GeluTanh) EMBER_CASE(Sqrt)
-    EMBER_CASE(Erf) EMBER_CASE(Abs) EMBER_CASE(Square) EMBER_CASE(Sign) EMBER_CASE(Log1p) EMBER_CASE(Expm1)
-    EMBER_CASE(Silu)
+    EMBER_UNARY_OPS(EMBER_CASE)
 #undef EMBER_CASE
   }
   throw Error("unary op: unknown kind");

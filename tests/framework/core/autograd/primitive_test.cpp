@@ -101,3 +101,13 @@ TEST(Primitive, GraphReleasesSavedTensorsAfterEagerBackward) {
   EXPECT_EQ(b.impl_ptr().use_count(), held - 1);
   EXPECT_EMBER_ERROR(y.backward(), "already freed");
 }
+
+TEST(Primitive, AllDevicesDeclaresOneKernelForEveryDevice) {
+  static const Primitive<> p = Primitive<>("test_all_devices", /*builtin=*/false)
+                                   .all_devices([](const Args& x, const NoAttrs&) { return KernelOut(x[0] * 2.0); })
+                                   .vjp([](const Tensor& g, const OpCall<>&) { return Grads{g * 2.0}; });
+  EXPECT_TRUE(p.info().kernel[size_t(Device::CPU)]);
+  EXPECT_TRUE(p.info().kernel[size_t(Device::CUDA)]);
+  Tensor x = random({3}, 1);
+  EXPECT_TRUE(all_close(p({x}), x * 2.0, 0, 0));
+}

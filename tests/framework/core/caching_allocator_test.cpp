@@ -1,0 +1,112 @@
+// framework/core/caching_allocator.h: the bookkeeping both devices' allocators share, on a fake
+// device whose memory runs out at a budget, so that failures can be provoked without the system's.
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include "test_util.h"
+#include "framework/core/caching_allocator.h"
+
+using namespace ember;
+
+namespace {
+
+class BudgetAllocator : public CachingAllocator {
+ public:
+  explicit BudgetAllocator(int64_t budget) : budget_(budget) {}
+  ~BudgetAllocator() override { release_all(); }
+  int64_t held = 0;                 // bytes obtained and not given back
+  int64_t last_high_water = -1;     // what the policy was last told
+  int64_t cap_floor = 0;            // the cache may always hold this much
+  std::map<void*, size_t> sizes;
+
+ protected:
+  size_t round(size_t b) const override { return (b + 255) / 256 * 256; }
+  void* obtain(size_t size) override {
+    if (held + int64_t(size) > budget_) return nullptr;
+    void* p = std::malloc(size);
+    sizes[p] = size;
+    held += int64_t(size);
+    return p;
+  }
+  void give_back(void* p) noexcept override {
+    held -= int64_t(sizes[p]);
+    sizes.erase(p);
+    std::free(p);
+  }
+  std::string out_of_memory(size_t size, int64_t in_use) const override {
+    return str("fake device: no ", size, " bytes (", in_use, " in use)");
+  }
+  int64_t cache_cap(int64_t high_water) const override {
+    const_cast<BudgetAllocator*>(this)->last_high_water = high_water;
+    return std::max(high_water, cap_floor);
+  }
+
+ private:
+  int64_t budget_;
+};
+
+}  // namespace
+
+TEST(CachingAllocator, ReusesAFreedBlockOfTheSameRoundedSize) {
+  BudgetAllocator a(1 << 20);
+  void* p = a.allocate(1000);
+  a.deallocate(p, 1000);
+  EXPECT_EQ(a.stats().cached_bytes, 1024);
+  void* q = a.allocate(1001);  // rounds to the same 1024-byte bin
+  EXPECT_EQ(q, p);
+  EXPECT_EQ(a.stats().cached_bytes, 0);
+  EXPECT_EQ(a.stats().current_bytes, 1024);
+  EXPECT_EQ(a.stats().allocations, 2);
+  a.deallocate(q, 1001);
+}
+
+TEST(CachingAllocator, TheCacheStaysWithinItsCap) {
+  BudgetAllocator a(1 << 20);
+  void* p = a.allocate(1024);  // the most ever in use: 1024
+  a.deallocate(p, 1024);
+  void* q = a.allocate(512);  // the 1024-byte block would exceed the cap beside it: released first
+  EXPECT_EQ(a.stats().cached_bytes, 0);
+  EXPECT_EQ(a.held, 512);
+  a.deallocate(q, 512);
+  EXPECT_EQ(a.stats().cached_bytes, 512);
+}
+
+TEST(CachingAllocator, AFailedAllocationLeavesTheStatisticsAndTheCapAsTheyWere) {
+  BudgetAllocator a(4096);
+  void* p = a.allocate(1024);
+  a.deallocate(p, 1024);
+  const MemoryStats before = a.stats();
+  EXPECT_THROW(
+      {
+        try {
+          a.allocate(1 << 20);
+        } catch (const Error& e) {
+          EXPECT_NE(std::string(e.what()).find("fake device: no 1048576 bytes"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      Error);
+  const MemoryStats after = a.stats();
+  EXPECT_EQ(after.current_bytes, before.current_bytes);
+  EXPECT_EQ(after.peak_bytes, before.peak_bytes);
+  EXPECT_EQ(after.allocations, before.allocations);
+  EXPECT_EQ(after.cached_bytes, 0);  // given back to make room before the second try
+  EXPECT_EQ(a.held, 0);
+  // The cap still rests on what was really in use, not on the request that failed.
+  void* q = a.allocate(256);
+  a.deallocate(q, 256);
+  EXPECT_EQ(a.last_high_water, 1024);
+}
+
+TEST(CachingAllocator, AFullCacheIsGivenBackBeforeTheDeviceSaysNo) {
+  BudgetAllocator a(2048);
+  a.cap_floor = 1 << 20;  // the cap lets the cached block stay; the device's budget does not
+  void* p = a.allocate(2048);
+  a.deallocate(p, 2048);
+  void* q = a.allocate(1024);
+  EXPECT_NE(q, nullptr);
+  EXPECT_EQ(a.stats().cached_bytes, 0);
+  EXPECT_EQ(a.held, 1024);
+  a.deallocate(q, 1024);
+}
