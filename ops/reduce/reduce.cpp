@@ -325,17 +325,30 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
 }
 
 namespace {
+// A contiguous x viewed as (outer, r, inner) around dim d, and the keepdim shape of a reduction.
+struct AlongDim {
+  Tensor x;
+  int64_t outer = 1, r = 1, inner = 1;
+  Shape kept;
+};
+AlongDim along_dim(const Tensor& x_in, int64_t d, const char* op) {
+  AlongDim a{x_in.contiguous()};
+  const Shape& s = a.x.shape();
+  EMBER_CHECK(s[size_t(d)] > 0, op, ": cannot take the max over an empty dimension of shape ", to_string(s));
+  a.r = s[size_t(d)];
+  for (int64_t i = 0; i < d; ++i) a.outer *= s[size_t(i)];
+  for (int64_t i = d + 1; i < int64_t(s.size()); ++i) a.inner *= s[size_t(i)];
+  a.kept = s;
+  a.kept[size_t(d)] = 1;
+  return a;
+}
+
 // Max and argmax along one dim, as (values keepdim, indices keepdim).
 std::pair<Tensor, Tensor> max_kernel(const Tensor& x_in, int64_t d, const char* op = "max") {
-  Tensor x = x_in.contiguous();
-  const Shape& s = x.shape();
-  EMBER_CHECK(s[size_t(d)] > 0, op, ": cannot take the max over an empty dimension of shape ", to_string(s));
-  int64_t outer = 1, r = s[size_t(d)], inner = 1;
-  for (int64_t i = 0; i < d; ++i) outer *= s[size_t(i)];
-  for (int64_t i = d + 1; i < int64_t(s.size()); ++i) inner *= s[size_t(i)];
-  Shape os = s;
-  os[size_t(d)] = 1;
-  Tensor vals = empty(os, x.dtype()), idx = empty(os, DType::Int64);
+  const AlongDim a = along_dim(x_in, d, op);
+  const Tensor& x = a.x;
+  const int64_t outer = a.outer, r = a.r, inner = a.inner;
+  Tensor vals = empty(a.kept, x.dtype()), idx = empty(a.kept, DType::Int64);
   EMBER_DISPATCH_ALL(x.dtype(), "max", [&] {
     const scalar_t* in = x.data<scalar_t>();
     scalar_t* v = vals.data<scalar_t>();
@@ -363,15 +376,8 @@ std::pair<Tensor, Tensor> max_kernel(const Tensor& x_in, int64_t d, const char* 
 }
 // Max values or argmax indices along d of a CUDA tensor, keepdim shape.
 Tensor max_cuda(const Tensor& x_in, int64_t d, bool want_index, const char* op = "max") {
-  Tensor x = x_in.contiguous();
-  const Shape& s = x.shape();
-  EMBER_CHECK(s[size_t(d)] > 0, op, ": cannot take the max over an empty dimension of shape ", to_string(s));
-  int64_t outer = 1, r = s[size_t(d)], inner = 1;
-  for (int64_t i = 0; i < d; ++i) outer *= s[size_t(i)];
-  for (int64_t i = d + 1; i < int64_t(s.size()); ++i) inner *= s[size_t(i)];
-  Shape os = s;
-  os[size_t(d)] = 1;
-  return cuda_kernels::max_dim(x, outer, r, inner, want_index).reshape(os);
+  const AlongDim a = along_dim(x_in, d, op);
+  return cuda_kernels::max_dim(a.x, a.outer, a.r, a.inner, want_index).reshape(a.kept);
 }
 }  // namespace
 
