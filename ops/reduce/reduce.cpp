@@ -332,7 +332,8 @@ struct AlongDim {
   Shape kept;
 };
 AlongDim along_dim(const Tensor& x_in, int64_t d, const char* op) {
-  AlongDim a{x_in.contiguous()};
+  AlongDim a;
+  a.x = x_in.contiguous();
   const Shape& s = a.x.shape();
   EMBER_CHECK(s[size_t(d)] > 0, op, ": cannot take the max over an empty dimension of shape ", to_string(s));
   a.r = s[size_t(d)];
