@@ -3,6 +3,7 @@
 // sizes both lead to: the stripes' depth and the general path's blocks of A. The measurements
 // behind each rule are in TUNING.md.
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <numeric>
 
@@ -15,8 +16,9 @@
 namespace ember::cpu {
 
 namespace {
-// The streamed-B threshold set by set_streamed_b_bytes (0: the default, from the L3).
-int64_t g_streamed_b_bytes = 0;
+// The streamed-B threshold set by set_streamed_b_bytes (0: the default, from the L3). Atomic, so
+// that a setter on one thread and products on others do not race.
+std::atomic<int64_t> g_streamed_b_bytes{0};
 
 // Half the L3, at most 64 MiB (kL3MostCounted / kL3TenantShare): the most of a shared L3 that one
 // tenant of a server can count on keeping between two calls.
@@ -28,11 +30,12 @@ int64_t streamed_b_default() {
 }  // namespace
 
 int64_t streamed_b_bytes() {
-  return g_streamed_b_bytes > 0 ? g_streamed_b_bytes : streamed_b_default();
+  const int64_t set = g_streamed_b_bytes.load(std::memory_order_relaxed);
+  return set > 0 ? set : streamed_b_default();
 }
 void set_streamed_b_bytes(int64_t bytes) {
   EMBER_CHECK(bytes >= 0, "matmul: the streamed-B threshold must be >= 0 bytes (0: the default), got ", bytes);
-  g_streamed_b_bytes = bytes;
+  g_streamed_b_bytes.store(bytes, std::memory_order_relaxed);
 }
 
 namespace packed_gemm {

@@ -30,7 +30,7 @@ int64_t stripe_kc(const GemmArgs& g, CpuIsa isa);
 // row-major B then pack it a group of slivers at a time, in long runs of each row (or, in the
 // AVX-512 stripes, read it with a shorter kc; cache_model.cpp): half the L3, at most 64 MiB, by
 // default. set_streamed_b_bytes(0) restores that default; tests lower it to reach those paths on
-// small products. Not thread-safe: set it before other threads run matmul.
+// small products. The setting is atomic; a product already running may have read the old value.
 int64_t streamed_b_bytes();
 void set_streamed_b_bytes(int64_t bytes);
 
