@@ -92,7 +92,7 @@ nlohmann::json describe_cpu(const Config& cfg) {
 // `bytes` of memory on 4 KiB pages (MADV_NOHUGEPAGE), holding a copy of src where it is given:
 // where a NumPy array or a tensor of PyTorch's default allocator lies, unlike Ember's tensors of
 // 2 MiB or more (framework/core/storage.h). Rows a multiple of 4 KiB apart then meet in the L2's sets
-// where the OS put their pages (packed.cpp, rows_fit_l2).
+// where the OS put their pages (ops/matmul/cpu/cache_model.cpp, rows_fit_l2).
 std::shared_ptr<void> on_small_pages(const void* src, size_t bytes) {
   const size_t whole = (std::max<size_t>(bytes, 1) + 4095) / 4096 * 4096;
   void* p = std::aligned_alloc(4096, whole);

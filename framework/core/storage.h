@@ -40,7 +40,7 @@ void free_host(void* p);  // null is a no-op
 // pages, where THP is not off. Within a huge page the physical address bits below 2 MiB are the
 // virtual ones, so rows a multiple of 4 KiB apart meet the L2's sets as their addresses say; on
 // 4 KiB pages only the bits below 4 KiB are known, the rest are the OS's draw (the GEMM's stripes
-// choose their depth by it: ops/matmul/cpu/packed.cpp). Memory that Ember did not allocate (a
+// choose their depth by it: ops/matmul/cpu/cache_model.cpp). Memory that Ember did not allocate (a
 // NumPy array shared by from_numpy, a DLPack tensor) answers false.
 bool on_huge_pages(const void* p, size_t bytes);
 MemoryStats memory_stats(Device d = Device::CPU);

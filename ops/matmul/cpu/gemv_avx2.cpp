@@ -3,8 +3,7 @@
 // bandwidth: several FMA chains run side by side (a one-accumulator dot product was latency-
 // bound), and both kernels read several rows of B at once (gemv_streams()), which keeps more
 // cache-line requests in flight than one sequential stream does (the row kernel also loads and
-// stores c once per group of rows). Measured in NOTES.md ("GEMV for generation", and 2026-12-03
-// for the eight rows on an Intel Xeon and the four on a Zen 4).
+// stores c once per group of rows). The measurements are in TUNING.md.
 #include "ops/matmul/cpu/gemv_avx2.h"
 
 #include "framework/core/error.h"
@@ -20,10 +19,8 @@ namespace {
 constexpr int64_t kDotsPrefetch = 1024;
 
 // How far ahead along its row each stream of the row kernel prefetches B, in floats (2 KiB; past
-// a row's end, the same stream's next row, where rows are contiguous). The hardware prefetchers
-// alone left x @ W at 0.90-0.97x of MKL's sgemv on the model-207 Xeon; with 128, 256, 512 and 1024
-// floats ahead, 0.87-1.02x, 0.95-1.06x, 0.96-1.04x and 0.91-1.05x (NOTES.md, 2026-12-05, fifth
-// session).
+// a row's end, the same stream's next row, where rows are contiguous): the hardware prefetchers
+// alone left the row kernel behind MKL's sgemv, and 512 floats ahead did best (TUNING.md).
 constexpr int64_t kRowsPrefetch = 512;
 
 __attribute__((target("avx2,fma"))) float hsum(__m256 v) {
@@ -35,8 +32,8 @@ __attribute__((target("avx2,fma"))) float hsum(__m256 v) {
 
 // c[0, w) = sum_p a[p] * B[p, 0..w), kStreams rows of B per pass, k / kStreams rows apart: that
 // many streams in different pages are in flight at once, and c (a few KiB, in L1) is loaded and
-// stored once per group instead of once per row. On the Xeon, eight adjacent rows did as well for
-// wide matrices but worse than one row for 768 columns (NOTES.md, 2026-12-03).
+// stored once per group instead of once per row (eight adjacent rows did worse on narrow
+// matrices: TUNING.md).
 template <int kStreams>
 __attribute__((target("avx2,fma"))) void rows_apart(const float* a, int64_t a_stride, const float* b, int64_t ldb,
                                                      int64_t k, int64_t w, float* c) {
@@ -147,10 +144,8 @@ __attribute__((target("avx2,fma"))) void dots_apart(const float* a, int64_t a_rs
 }  // namespace
 
 int gemv_streams() {
-  // In a probe of these kernels, one core of the Zen 4 read GPT-2's weights at 25-29 GB/s with two
-  // to four rows side by side and at 21-24 with eight (whole decode runs were too noisy to tell
-  // four from eight); the Xeon's best was eight (10-14 GB/s against 8.6-9.6 for one row). AMD's
-  // other cores are not measured and take the Zen 4's choice (NOTES.md, 2026-12-03).
+  // Four on AMD, eight elsewhere: the number that read a model's weights fastest on the Zen 4 and
+  // on the Xeon it was measured on; AMD's other cores take the Zen 4's choice (TUNING.md).
   static const int streams = [] {
     __builtin_cpu_init();
     return __builtin_cpu_is("amd") ? 4 : 8;

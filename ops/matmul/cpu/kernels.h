@@ -20,7 +20,7 @@ void gemm_packed(const GemmArgs& g);
 void gemm_packed(const GemmArgs& g, CpuIsa isa);
 // Whether gemm_packed(g, isa) reads A where it lies rather than packing it: products with more
 // rows than the few-rows path takes, a row-major float32 A, and rows whose stride keeps a block
-// of them in the L2 (packed.cpp).
+// of them in the L2 (cache_model.cpp).
 bool reads_a_in_place(const GemmArgs& g, CpuIsa isa);
 // The rows of B (kc) that each stripe of gemm_packed(g, isa) spans, where g takes the AVX-512
 // stripes (few rows, row-major float32 A and B), 0 where it does not: fewer where B's rows land on
@@ -28,9 +28,9 @@ bool reads_a_in_place(const GemmArgs& g, CpuIsa isa);
 int64_t stripe_kc(const GemmArgs& g, CpuIsa isa);
 // A B of more than this many bytes comes from memory at every call: products with few rows and a
 // row-major B then pack it a group of slivers at a time, in long runs of each row (or, in the
-// AVX-512 stripes, read it with a shorter kc; packed.cpp): half the L3, at most 64 MiB, by default.
-// set_streamed_b_bytes(0) restores that default; tests lower it to reach those paths on small
-// products. Not thread-safe: set it before other threads run matmul.
+// AVX-512 stripes, read it with a shorter kc; cache_model.cpp): half the L3, at most 64 MiB, by
+// default. set_streamed_b_bytes(0) restores that default; tests lower it to reach those paths on
+// small products. The setting is atomic; a product already running may have read the old value.
 int64_t streamed_b_bytes();
 void set_streamed_b_bytes(int64_t bytes);
 

@@ -47,36 +47,31 @@ struct RowsA {
 };
 
 // How far ahead a stripe (below) fetches its rows of B: two rows, as MKL's no-copy kernel does.
-// Every row panel reads the stripe from L2, so the distance only has to cover L2's latency; at
-// 2304 columns one to eight rows ran within 2% of one another, and the fewer lines in flight, the
-// fewer the stripe's rows evict from the few L1 sets they share (NOTES.md, 2026-12-05, third
-// session). A stripe does not fetch its tile of C into L1 either, for the same sets' sake (into
+// Every row panel reads the stripe from L2, so the distance only has to cover L2's latency, and
+// the fewer lines in flight, the fewer the stripe's rows evict from the few L1 sets they share
+// (TUNING.md). A stripe does not fetch its tile of C into L1 either, for the same sets' sake (into
 // L2, where its caller says C is not there: kernel_body_stripe).
 constexpr int kStripeAhead = 2;
 // The first row panel of a stripe reads it from farther than L2 wherever the next-stripe fetches
-// (below) did not keep it there, and fetches it eight rows ahead. Where B's rows lie a multiple of
-// 2 KiB apart (GPT-2's `fc`, rows 12 KiB apart), that first panel took 1.3-1.4x as long as each of
-// the others, against 1.1x at 9 KiB; eight rows ahead cut the excess by about two thirds, and `fc`
-// ran 1.02-1.04x faster (4, 12 and 16 rows gained less; NOTES.md, 2026-12-06, ninth session).
+// (below) did not keep it there, and fetches it eight rows ahead: where B's rows lie a multiple of
+// 2 KiB apart, that first panel took much longer than the others, and eight rows cut most of the
+// excess (TUNING.md).
 constexpr int kStripeFirstAhead = 8;
 // How many row panels of a stripe, the last ones, fetch the next stripe between them: eight, all
 // of GPT-2's 64 rows. Rows fetched into L1 by the panels of a taller stripe waited too long there
-// for their turn: with every panel fetching, 128-256 rows ran 0.98-0.99x (NOTES.md, 2026-12-05,
-// fourth session).
+// for their turn (TUNING.md).
 constexpr int64_t kStripeFetchPanels = 8;
 
 // MR rows, NV vectors of W lanes per row: NR = NV * W columns. Row p of the B sliver is at
 // bp + p * b_rs: NR for a packed sliver, B's own row stride when B is read where it lies (the
-// unpacked path of packed.cpp). The call also asks the memory system for pf_rows rows of NR
+// unpacked path of few_rows.cpp). The call also asks the memory system for pf_rows rows of NR
 // elements at pf + r * pf_rs, one cache line per step while they last: the caller's way of
 // fetching, a little per call, the B rows it will need next, which lie a row apart (often a page
 // apart) where the hardware prefetchers do not follow. Those rows are asked into L2 only
 // (prefetcht2): they are needed a whole sliver later, and brought into L1 they had displaced the
-// lines this call is using; with B coming from memory, as a model's weights do, GPT-2's 64-row
-// products ran 8-13% faster so on a Xeon (NOTES.md, 2026-12-05, second session); a stripe fetches
-// its rows otherwise (kernel_body_stripe, and the k loops below). With `copy`, each
-// row of B is also stored at copy + p * NR as it is loaded: the first row panel packs the sliver
-// it reads in place for the panels after it.
+// lines this call is using (TUNING.md); a stripe fetches its rows otherwise (kernel_body_stripe,
+// and the k loops below). With `copy`, each row of B is also stored at copy + p * NR as it is
+// loaded: the first row panel packs the sliver it reads in place for the panels after it.
 // The A elements come from `ap`, a PackedA or a RowsA (above). A B read where it lies is fetched
 // ahead_rows (by default Ahead) rows ahead of the step that reads it; with RowTail, also the line
 // of each row's last element (rows that do not start on a cache line touch one line more). A
@@ -126,15 +121,14 @@ __attribute__((always_inline)) inline void kernel_body_from(int64_t kc, A ap, co
       for (int j = 0; j < NR * int(sizeof(T)); j += 64)
         __builtin_prefetch(reinterpret_cast<const char*>(bp + ahead_off) + j, 0, 3);
       // A row that does not start on a cache line (GPT-2's 50257 columns): its NR elements touch one
-      // line more, the one holding its last byte (stripes without it ran 0.87x).
+      // line more, the one holding its last byte, which must be fetched too.
       if constexpr (RowTail)
         __builtin_prefetch(reinterpret_cast<const char*>(bp + ahead_off + NR) - 1, 0, 3);
     };
     int64_t p = 0;
     // The caller's rows, where a stripe asks (see kStripeAhead): one whole row every `every` steps,
     // spread over the steps that fetch ahead, into L1 and L2 (prefetcht0), as MKL's no-copy kernel
-    // does. A share front-loaded one line a step into L2 alone, and none in the first row panel,
-    // ran GPT-2's 64-row products 1-6% slower (NOTES.md, 2026-12-05, fourth session).
+    // does; a share front-loaded one line a step into L2 alone ran slower (TUNING.md).
     if constexpr (Stripe) {
       if (pf && pf_rows > 0) {
         const int64_t every = std::max<int64_t>(1, ahead_end / pf_rows);
@@ -154,10 +148,9 @@ __attribute__((always_inline)) inline void kernel_body_from(int64_t kc, A ap, co
         while (left-- > 0) fetch_row();  // rows beyond the steps (kc hardly above pf_rows)
       }
     } else {
-      // Otherwise one 64-byte line per step, where the call has enough steps for that: all of a
-      // row's lines at once (four for AVX-512's NR) cost the row panels after the first 8% of
-      // their speed in a few-rows product (NOTES.md, 2026-12-04); else a row per step. The rows
-      // go into L2 only (prefetcht2; see above).
+      // Otherwise one 64-byte line per step, where the call has enough steps for that (all of a
+      // row's lines at once slowed the row panels after the first: TUNING.md); else a row per
+      // step. The rows go into L2 only (prefetcht2; see above).
       constexpr int64_t kLines = NR * int64_t(sizeof(T)) >= 64 ? NR * int64_t(sizeof(T)) / 64 : 1;
       if constexpr ((kLines & (kLines - 1)) == 0) {
         if (pf && pf_rows * kLines <= kc)
@@ -240,9 +233,7 @@ __attribute__((always_inline)) inline void stripe_panels(int64_t kc, const T* a,
     int64_t pf_rows = 0;
     // A stripe of one panel (at most MR rows) fetches no next stripe: that panel reads all of B
     // from farther anyway, kStripeFirstAhead rows ahead, and the next stripe's rows, fetched into
-    // L1 a whole stripe before their turn, only left it again. Two to eight rows ran 0.99-1.13x
-    // as fast without them (1.06-1.13x where B's rows lie 12 KiB apart), two rows of 768 columns
-    // 1.17-1.35x (NOTES.md, 2026-12-06, ninth session).
+    // L1 a whole stripe before their turn, only left it again (TUNING.md).
     if (next && panels > 1 && ip >= first && (ip - first) * share < kc) {
       const int64_t r0 = (ip - first) * share;
       pf = next + r0 * b_rs, pf_rows = std::min(share, kc - r0);
@@ -268,11 +259,11 @@ __attribute__((always_inline)) inline void stripe_panels(int64_t kc, const T* a,
 // rows of B from L2, kStripeAhead rows ahead of itself (the first panel, which reads them from
 // farther, kStripeFirstAhead), and the last kStripeFetchPanels panels fetch the next stripe's rows
 // (`next`, the same rows NR columns on; nullptr: none), a share each, a whole row every few steps.
-// With few rows a copy of B would be read by too few panels to repay its making (NOTES.md,
-// 2026-12-05, third session). Rows of B that do not start on a cache line take the kernels that
-// also fetch each row's last line; aligned rows skip that prefetch, which cost them 1% (0.99x in
-// turns). With fetch_c, each panel first asks for its lines of C, for a C that is not in the L2
-// (the caller knows): otherwise the panel's stores at the end wait on them.
+// With few rows a copy of B would be read by too few panels to repay its making. Rows of B that do
+// not start on a cache line take the kernels that also fetch each row's last line; aligned rows
+// skip that prefetch, which only costs them. With fetch_c, each panel first asks for its lines of
+// C, for a C that is not in the L2 (the caller knows): otherwise the panel's stores at the end wait
+// on them.
 template <class T, int W, int MR, int NV>
 __attribute__((always_inline)) inline void kernel_body_stripe(int64_t kc, const T* a, int64_t a_rs, int64_t rows,
                                                               const T* b, int64_t b_rs, T* c, int64_t c_rs,

@@ -38,7 +38,7 @@ __attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f32_ra(int64_t 
   micro::kernel_body_rows_a<float, 16, R, 4>(kc, a, a_rs, b, c, rs, acc, pf, pf_rows);
 }
 // A stripe of 16 NV columns in panels of 8 rows: with NV = 3, 24 accumulators, 3 vectors of B and
-// a broadcast per step, a row of the stripe three cache lines (packed.cpp, stripes()); NV = 1 and
+// a broadcast per step, a row of the stripe three cache lines (stripes.cpp); NV = 1 and
 // 2 for the last, narrower stripe of a product.
 template <int NV>
 __attribute__((target("avx512f,avx512vl,avx2,fma"))) void avx512_f32_stripe(int64_t kc, const float* a, int64_t a_rs,

@@ -73,7 +73,7 @@ __attribute__((target("avx2,fma"))) void pack_b_transposed_avx2(const float* b, 
   // Eight rows of the sliver at a time, all its columns before the next eight: each row of dst is
   // then written whole and once (with the columns outer, each 64-byte line of a sliver wider than
   // L1 is fetched back for every 8 columns it holds), and the source is read as `cols` short runs
-  // that stay in L1 between the two halves of each line. From L2 it packs 1.6x faster (NOTES.md).
+  // that stay in L1 between the two halves of each line (TUNING.md).
   const int64_t full = cols / 8 * 8;
   int64_t p = 0;
   for (; p + 8 <= kc; p += 8)

@@ -38,7 +38,7 @@ struct PackedConfig {
   int mr, nr;
   int64_t kc, mc, nc;
   MicroKernel<T> kernel;
-  MicroKernelStridedB<T> kernel_strided_b;  // the same register block, B read unpacked (packed.cpp)
+  MicroKernelStridedB<T> kernel_strided_b;  // the same register block, B read unpacked (few_rows.cpp)
   // kernel_strided_b for only the first r < MR rows of an A sliver, nullptr where there is none:
   // the last row panel of a product with few rows (64 = 10 x 6 + 4) then does no padded work.
   MicroKernelStridedB<T> first_rows_strided_b[8] = {};

@@ -1,4 +1,4 @@
-// The packing routines of the packed GEMM (packed.cpp), shared with kernels that drive the
+// The packing routines of the packed GEMM (packing.cpp), shared with kernels that drive the
 // micro-kernel over their own blocks: the CPU flash attention packs K and V once per head and its
 // P and dS tiles per block, then calls PackedConfig::kernel on them.
 #pragma once
