@@ -65,7 +65,7 @@ constexpr int64_t kForwardKeyBlock = 128;
 // instead of packing it as A slivers. The copy costs a pass over K per head, the in-place reads a
 // little on every product (six streams from the L2 or L3 instead of one): at N = 512 reading in
 // place ran 1.02-1.05x, at N = 1024 0.98-1.01x and at 4096 0.95-0.97x, as the products grow with
-// N^2 and the copy with N (NOTES.md, 2026-12-05, sixth session).
+// N^2 and the copy with N (Zen 3).
 constexpr int64_t kKeysInPlace = 512;
 // Queries per inner step of the backward (rounded to MR): its S, dP (bq x NR each) and dS's A
 // slivers stay in L1 and L2 between the two products that write them and the three that read them.
@@ -132,7 +132,7 @@ void a_slivers_times_b(const PackedConfig<T>& cfg, int64_t rows, int64_t kc, con
 
 // out = acc^T: out[r * d + c] = acc[c * acc_rs + r] for r < rows, c < d. The kernels accumulate
 // O^T, dK^T and dV^T (a row per head dimension); read column-wise one float at a time, this
-// transpose took 2-4% of the forward at N = 512-1024 (NOTES.md, 2026-12-04), so floats go through
+// transpose took 2-4% of the forward at N = 512-1024, so floats go through
 // the 8 x 8 register transposes of the B packing.
 template <class T>
 void transpose_out(const T* acc, int64_t acc_rs, int64_t rows, int64_t d, CpuIsa isa, T* out) {
@@ -262,7 +262,7 @@ void flash2_backward(const Problem<T>& pr, const T* q, const T* k, const T* v, c
   // Per head: Q and dO as A slivers (MR queries, kc = d) for S = Q_i K_j^T and dP = dO_i V_j^T,
   // and Q^T and dO^T as A slivers (MR head dimensions, k over queries) for dK_j^T += Q_i^T dS and
   // dV_j^T += dO_i^T P. Every key block reads them all. (Q and dO read where they lie instead, as
-  // dS is below, ran 0.97-0.99x from N = 1024 up: NOTES.md, 2026-12-05, fifth session.)
+  // dS is below, ran 0.97-0.99x from N = 1024 up.)
   const int64_t per_head = 2 * nqm * d + 2 * dm * nq;
   Tensor packed = empty({pr.bh * per_head}, dtype_of<T>::value);
   parallel_for(pr.bh, task_grain(8 * nq * d), [&](int64_t b, int64_t e) {

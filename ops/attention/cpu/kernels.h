@@ -17,7 +17,7 @@ namespace ember::cpu::attn {
 // a small share of the work. With short blocks the K and V streams advance together instead of
 // each restarting after a long run of the other; on a Zen 4, timed in turns with Algorithm 1's
 // block for half the L2 (512 keys at d = 64), 12 heads at 150 and 1000 cached positions took
-// 0.88-0.98x the time, and were level on two threads at 150 (NOTES.md, 2026-12-04, fifth session).
+// 0.88-0.98x the time, and were level on two threads at 150.
 constexpr int64_t kDecodeBlockBytes = 4096, kDecodeMinKeys = 8;
 inline int64_t decode_key_block(int64_t d, size_t itemsize) {
   return std::max<int64_t>(kDecodeMinKeys, kDecodeBlockBytes / std::max<int64_t>(1, d * int64_t(itemsize)));
