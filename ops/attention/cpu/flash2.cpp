@@ -65,7 +65,7 @@ constexpr int64_t kForwardKeyBlock = 128;
 // instead of packing it as A slivers. The copy costs a pass over K per head, the in-place reads a
 // little on every product (six streams from the L2 or L3 instead of one): at N = 512 reading in
 // place ran 1.02-1.05x, at N = 1024 0.98-1.01x and at 4096 0.95-0.97x, as the products grow with
-// N^2 and the copy with N (Zen 3).
+// N^2 and the copy with N.
 constexpr int64_t kKeysInPlace = 512;
 // Queries per inner step of the backward (rounded to MR): its S, dP (bq x NR each) and dS's A
 // slivers stay in L1 and L2 between the two products that write them and the three that read them.
