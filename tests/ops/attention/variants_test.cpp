@@ -1,5 +1,6 @@
 // attention's variants (ops/attention/variants.cpp and the op table): registration, names and
-// errors, and the backward of a recorded call running its variant's kernels.
+// errors, the backward of a recorded call running its variant's kernels, and an option naming a
+// variant inside a ScopedVariant of another.
 #include <algorithm>
 
 #include "ops/attention/attention_test_util.h"
@@ -58,6 +59,30 @@ TEST(Attention, ARecordedCallRunsItsVariantsBackward) {
     AttentionOptions by_name = opts(kTiny, causal);
     const int f1 = g_tiny_forwards;
     EXPECT_TRUE(all_close(attention(q, k, v, by_name), rys[0], 1e-12, 1e-10));
+    EXPECT_EQ(g_tiny_forwards - f1, 1);
+  }
+}
+
+TEST(Attention, AnOptionNamingAVariantWinsOverAnEnclosingScope) {
+  Tensor q = random({2, 7, 5}, 131), k = random({2, 9, 5}, 132), v = random({2, 9, 5}, 133), w = random({2, 7, 5}, 134);
+  register_variants();
+  ScopedVariant outer("attention", "standard");
+  const int f0 = g_tiny_forwards, b0 = g_tiny_backwards;
+  AttentionOptions by_name = opts(kTiny, false);
+  auto [ys, vjp] = make_vjp(
+      [&](const std::vector<Tensor>& x) { return std::vector<Tensor>{attention(x[0], x[1], x[2], by_name)}; }, {q, k, v});
+  vjp({w});
+  EXPECT_EQ(g_tiny_forwards - f0, 1);
+  EXPECT_EQ(g_tiny_backwards - b0, 1);  // the option's variant's backward kernel, not the scope's
+  Tensor ref = attention_composite(q, k, v, by_name);
+  EXPECT_TRUE(all_close(ys[0], ref, 1e-12, 1e-10));
+  // Without an option the enclosing scope chooses; an inner scope wins over it.
+  const int f1 = g_tiny_forwards;
+  EXPECT_TRUE(all_close(attention(q, k, v, opts("", false)), ref, 1e-12, 1e-10));
+  EXPECT_EQ(g_tiny_forwards - f1, 0);
+  {
+    ScopedVariant inner("attention", kTiny);
+    EXPECT_TRUE(all_close(attention(q, k, v, opts("", false)), ref, 1e-12, 1e-10));
     EXPECT_EQ(g_tiny_forwards - f1, 1);
   }
 }
