@@ -41,15 +41,11 @@ std::shared_ptr<const OpInfo> find_primitive(const std::string& name) {
 ScopedVariant::ScopedVariant(const std::string& op, const std::string& variant) {
   auto info = find_primitive(op);
   EMBER_CHECK(info, "ScopedVariant: no primitive named '", op, "'");
-  bool found = false;
-  std::string known;
-  for (const auto& [dev, v] : info->variants) {
-    found = found || v == variant;
-    known += (known.empty() ? "" : ", ") + v + " (" + name(dev) + ")";
-  }
-  EMBER_CHECK(found, "ScopedVariant: '", op, "' has no variant '", variant, "' (it has: ",
-              known.empty() ? "none" : known, ")");
-  primitive_detail::push_variant_override(info.get(), variant);
+  parse_variant_any_device(*info, variant);
+  primitive_detail::push_variant_override(info.get(), variant);  // the table keeps info alive
+}
+ScopedVariant::ScopedVariant(const OpInfo& op, const std::string& variant) {
+  primitive_detail::push_variant_override(&op, variant);
 }
 ScopedVariant::~ScopedVariant() { primitive_detail::pop_variant_override(); }
 

@@ -15,12 +15,17 @@ std::vector<std::shared_ptr<const OpInfo>> builtin_ops();
 // The primitive named `name`, built-in or custom; nullptr when none.
 std::shared_ptr<const OpInfo> find_primitive(const std::string& name);
 
-// While alive, every application of `op` on this thread runs kernel variant `variant` (for
-// experiments and for the tests that compare each variant with the default). Error if the op has
-// no such variant on any device.
+// The one way to choose a kernel variant: while alive, every application of `op` on this thread
+// whose device has `variant` runs it (elsewhere the default kernel). The innermost scope for an op
+// wins, and one naming the default ("" or "auto") hides the outer ones. Options that name a variant
+// (MatmulOptions::impl, AttentionOptions::impl) open one around their call, so they win over an
+// enclosing scope. ember::Error (from parse_variant_any_device) if the op has no such variant on
+// any device.
 class ScopedVariant {
  public:
   ScopedVariant(const std::string& op, const std::string& variant);
+  // For an op at hand and a name its caller has parsed already: no lookup, no check.
+  ScopedVariant(const OpInfo& op, const std::string& variant);
   ~ScopedVariant();
   ScopedVariant(const ScopedVariant&) = delete;
   ScopedVariant& operator=(const ScopedVariant&) = delete;

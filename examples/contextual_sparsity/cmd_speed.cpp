@@ -20,6 +20,7 @@
 #include "models/sparsity/sparse_mlp.h"
 #include "models/sparsity/topk.h"
 #include "ops/matmul/matmul.h"
+#include "ops/op_list.h"
 #include "ops/reduce/reduce.h"
 
 namespace ember::study {
@@ -88,7 +89,7 @@ json speed_section(const SpeedOptions& opt) {
     };
     emit("dense, Ember matmul", 1.0, N, t_dense);
     if (blas) {
-      MatmulImplGuard guard("blas");
+      ScopedVariant use("matmul", "blas");
       emit("dense, OpenBLAS matmul", 1.0, N, median_seconds([&] { sparsity::dense_mlp(next_x(), w); }, opt.warmup, opt.repeats));
     }
     emit("gathered kernel, every unit", 1.0, N, t_all);

@@ -24,7 +24,7 @@ void print_op_table(std::ostream& os) {
   for (const auto& op : builtin_ops()) {
     std::string dts, vars;
     for (DType d : op->dtypes) dts += (dts.empty() ? "" : ",") + std::string(name(d));
-    for (const auto& [dev, v] : op->variants) vars += (vars.empty() ? "" : " ") + v + "(" + name(dev) + ")";
+    for (const auto& [dev, v] : op->variants()) vars += (vars.empty() ? "" : " ") + v + "(" + name(dev) + ")";
     os << pad(op->name, 20) << pad(devices(*op, op->kernel), 10) << pad(dts, 24) << pad(op->has_vjp ? "yes" : "-", 5)
        << pad(op->has_jvp ? "yes" : "T", 5) << pad(devices(*op, op->fused), 11) << (vars.empty() ? "-" : vars) << "\n";
   }

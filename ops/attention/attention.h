@@ -4,8 +4,8 @@
 // packed GEMM micro-kernel), the flash kernel on CUDA (with cuBLAS's standard path beside it).
 // Studies and users add their own CPU kernels by name (register_attention_variant; the attention
 // study's Algorithms 0 and 1 live in examples/attention/study/) and select any of them with
-// AttentionOptions::impl, so that one call site runs every variant and every test covers every
-// registered one.
+// AttentionOptions::impl or a ScopedVariant, so that one call site runs every variant and every
+// test covers every registered one.
 // Shapes: q (..., Nq, d), k and v (..., Nk, d) with the same leading dims (e.g. (B, H, N, d), (B, N, d)
 // or (N, d)). With causal, query i sees keys j <= i + (Nk - Nq) (bottom-right aligned, as with a KV
 // cache; attention_math.h holds the rule).
@@ -31,6 +31,8 @@ struct AttentionOptions {
   // FlashAttention-2 on the CPU (also "flash2"), the flash kernel on CUDA (also "flash" and
   // "flash2"; "standard" there is cuBLAS with P materialised). Otherwise a CPU variant a program
   // has registered (examples/attention's study adds "standard" and "flash", Algorithms 0 and 1).
+  // A name here opens a ScopedVariant (ops/op_list.h) for the call, so it wins over an enclosing
+  // one; "" takes the enclosing ScopedVariant's choice, which the recorded call keeps here.
   std::string impl;
   double scale = 0;     // 0 means 1/sqrt(d)
   int64_t block_m = 0;  // CPU: on-chip budget M in floats; 0 means half of this CPU's L2. The
@@ -43,8 +45,9 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
 
 // The names registered for `d`, in registration order (without "auto").
 std::vector<std::string> attention_variants(Device d);
-// `s` if it names the library's kernel ("" or "auto") or a variant registered for `d`; otherwise
-// an ember::Error that lists the registered names.
+// parse_variant (framework/core/autograd/op_table.h) for attention: `s` if it names the library's
+// kernel ("" or "auto") or a variant registered for `d`; otherwise an ember::Error that lists the
+// registered names (and, on the CPU, says how the study's kernels join).
 std::string parse_attention_impl(const std::string& s, Device d = Device::CPU);
 
 // ---- the pieces, for studies and tests (plain tensors; not recorded) ----
@@ -116,9 +119,9 @@ struct AttentionKernels {
 
 // Adds a CPU variant of attention named `name`: attention's checks, strided inputs (views), the
 // VJP (with the variant's own backward kernel), the JVP and grad of grad all apply to it, and it
-// joins the op table (ScopedVariant, the table-driven tests, bench_ops). Register before other
-// threads run attention. ember::Error for an empty kernel, an empty or reserved name ("auto"), or
-// a name the CPU already has.
+// joins the op table (ScopedVariant, the table-driven tests, bench_ops). Other threads may run
+// attention meanwhile. ember::Error for an empty kernel, an empty or reserved name ("auto"), or a
+// name the CPU already has.
 void register_attention_variant(const std::string& name, AttentionKernels kernels);
 
 }  // namespace ember

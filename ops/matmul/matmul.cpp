@@ -19,9 +19,8 @@
 namespace ember {
 
 namespace {
-thread_local std::string t_default_impl;
 
-bool is_default(const std::string& impl) { return impl.empty() || impl == "auto"; }
+bool is_default(const std::string& impl) { return is_default_variant(impl); }
 
 // C (m x 1) = A b as its transpose, C^T = b^T A^T: one row times a matrix, the GEMV kernel's shape.
 // A's rows become B's columns, so a row-major A takes the dot-product path (each row of A read once,
@@ -37,8 +36,9 @@ void gemm_best(const GemmArgs& g) {
   cpu::gemm_packed(g);
 }
 
-// The registered variants' kernels by name; the op's variant list keeps their order. Guarded
-// because a program may register while another thread asks for a kernel by name.
+// The registered variants' 2-D kernels by name, for callers that run one directly (benchmarks, the
+// CUDA backend); dispatch goes through the op table, which keeps the order. Guarded because a
+// program may register while another thread asks for a kernel by name.
 struct Variants {
   std::mutex mutex;
   std::map<std::string, Matmul2dKernel> kernels;     // CPU
@@ -50,10 +50,6 @@ Variants& cpu_variants() {
 }
 
 }  // namespace
-
-MatmulImplGuard::MatmulImplGuard(std::string impl) : prev_(std::move(t_default_impl)) { t_default_impl = std::move(impl); }
-MatmulImplGuard::~MatmulImplGuard() { t_default_impl = std::move(prev_); }
-const std::string& default_matmul_impl() { return t_default_impl; }
 
 void cpu_gemm(const GemmArgs& g, const MatmulOptions& opt) {
   if (is_default(opt.impl)) return gemm_best(g);
@@ -121,16 +117,16 @@ KernelOut matmul_cuda(const Args& x, const MatmulOptions& opt, const char* impl)
 
 using MatmulOp = Primitive<MatmulOptions>;
 
-// Called with cpu_variants().mutex held.
+// Called with cpu_variants().mutex held. The op table refuses a reserved or taken name first.
 void add_cpu_variant(MatmulOp& p, const std::string& name, Matmul2dKernel kernel) {
-  cpu_variants().kernels.emplace(name, kernel);
-  p.variant(Device::CPU, name, [k = std::move(kernel)](const Args& x, const MatmulOptions&) {
+  p.variant(Device::CPU, name, [k = kernel](const Args& x, const MatmulOptions&) {
     return KernelOut(matmul_cpu(x[0], x[1], batch_of(x[0], x[1]), &k));
   });
+  cpu_variants().kernels.emplace(name, std::move(kernel));
 }
 
-// The library's kernel per device and its named peers; a call selects one by name (opt.impl, a
-// MatmulImplGuard, or a ScopedVariant), and programs add their own (register_matmul_variant).
+// The library's kernel per device and its named peers; a call selects one by name (opt.impl or a
+// ScopedVariant), and programs add their own (register_matmul_variant).
 MatmulOp matmul_primitive() {
   MatmulOp p("matmul");
   p.cpu([](const Args& x, const MatmulOptions&) { return KernelOut(matmul_cpu(x[0], x[1], batch_of(x[0], x[1]), nullptr)); })
@@ -144,11 +140,8 @@ MatmulOp matmul_primitive() {
   // build refuses them with the same message as any unknown variant.
   for (const char* v : {"cublas", "cublas_tf32"})
     p.variant(Device::CUDA, v, [v](const Args& x, const MatmulOptions& opt) { return matmul_cuda(x, opt, v); });
-  p.choose([](const Args&, const MatmulOptions& opt) -> const char* {
-     const std::string& impl = is_default(opt.impl) ? default_matmul_impl() : opt.impl;
-     return is_default(impl) ? nullptr : impl.c_str();
-   })
-      .vjp([](const Tensor& g, const OpCall<MatmulOptions>& c) {
+  // The rules pass the options on, so a variant named there runs the backward products too.
+  p.vjp([](const Tensor& g, const OpCall<MatmulOptions>& c) {
         const Tensor &a = c.in[0], &b = c.in[1];
         Grads out(2);
         if (c.needs(0)) out[0] = sum_to(matmul(g, b.transpose(-2, -1), c.attrs), a.shape());
@@ -173,25 +166,16 @@ MatmulOp& matmul_op() {
 
 }  // namespace
 
-std::vector<std::string> matmul_variants(Device d) {
-  MatmulOp& op = matmul_op();
-  std::lock_guard<std::mutex> lock(cpu_variants().mutex);
-  std::vector<std::string> names;
-  for (const auto& [dev, v] : op.info().variants)
-    if (dev == d) names.push_back(v);
-  return names;
-}
+std::vector<std::string> matmul_variants(Device d) { return matmul_op().info().variants(d); }
 
 std::string parse_matmul_impl(const std::string& s, Device d) {
-  if (is_default(s)) return s;
-  std::vector<std::string> names = matmul_variants(d);
-  if (std::find(names.begin(), names.end(), s) != names.end()) return s;
-  std::string known = "auto";
-  for (const std::string& n : names) known += ", " + n;
-  throw Error(str("matmul: variant '", s, "' is not available on ", d, " (registered: ", known,
-                  "); a study's kernels join when its program calls their registration, e.g. ",
-                  d == Device::CPU ? "matmul_study::register_matmul_study_kernels() of examples/matmul"
-                                   : "matmul_cuda_study::register_matmul_cuda_study_kernels() of examples/matmul_cuda"));
+  const OpInfo& op = matmul_op().info();
+  if (is_default(s) || op.has_variant(d, s)) return s;  // the message is built only for an unknown name
+  return parse_variant(op, s, d,
+                       str("; a study's kernels join when its program calls their registration, e.g. ",
+                           d == Device::CPU ? "matmul_study::register_matmul_study_kernels() of examples/matmul"
+                                            : "matmul_cuda_study::register_matmul_cuda_study_kernels() of "
+                                              "examples/matmul_cuda"));
 }
 
 Matmul2dKernel matmul_cpu_kernel(const std::string& impl) {
@@ -208,26 +192,18 @@ Matmul2dKernel matmul_cpu_kernel(const std::string& impl) {
 
 void register_matmul_variant(const std::string& name, Matmul2dKernel kernel) {
   EMBER_CHECK(bool(kernel), "register_matmul_variant: the kernel of '", name, "' is empty");
-  EMBER_CHECK(!is_default(name), "register_matmul_variant: '", name,
-              "' is reserved for the library's own kernel; give the variant a name of its own");
   MatmulOp& op = matmul_op();
   std::lock_guard<std::mutex> lock(cpu_variants().mutex);
-  EMBER_CHECK(!op.info().has_variant(Device::CPU, name), "register_matmul_variant: matmul already has a CPU variant '",
-              name, "'");
   add_cpu_variant(op, name, std::move(kernel));
 }
 
 void register_matmul_cuda_variant(const std::string& name, CudaMatmulKernels kernels) {
   EMBER_CHECK(kernels.f32 || kernels.f64, "register_matmul_cuda_variant: '", name,
               "' has neither a float32 nor a float64 kernel");
-  EMBER_CHECK(!is_default(name), "register_matmul_cuda_variant: '", name,
-              "' is reserved for the library's own kernel; give the variant a name of its own");
   MatmulOp& op = matmul_op();
   std::lock_guard<std::mutex> lock(cpu_variants().mutex);
-  EMBER_CHECK(!op.info().has_variant(Device::CUDA, name),
-              "register_matmul_cuda_variant: matmul already has a CUDA variant '", name, "'");
-  cpu_variants().cuda.emplace(name, std::move(kernels));
   op.variant(Device::CUDA, name, [name](const Args& x, const MatmulOptions& opt) { return matmul_cuda(x, opt, name.c_str()); });
+  cpu_variants().cuda.emplace(name, std::move(kernels));
 }
 
 CudaMatmulKernels matmul_cuda_kernels(const std::string& impl) {
@@ -253,8 +229,11 @@ Tensor matmul(const Tensor& a, const Tensor& b, const MatmulOptions& opt) {
   if (b.dim() == 1) return matmul(a, b.unsqueeze(-1), opt).squeeze(-1);
   EMBER_CHECK(a.size(-1) == b.size(-2), "matmul: inner dimensions differ, ", to_string(a.shape()), " @ ",
               to_string(b.shape()), " (", a.size(-1), " vs ", b.size(-2), ")");
-  if (!is_default(opt.impl)) parse_matmul_impl(opt.impl, a.device());  // an unknown name, with what there is
-  return matmul_op()({a, b}, opt);
+  const MatmulOp& op = matmul_op();
+  if (is_default(opt.impl)) return op({a, b}, opt);
+  parse_matmul_impl(opt.impl, a.device());  // an unknown name, with what there is
+  ScopedVariant use(op.info(), opt.impl);
+  return op({a, b}, opt);
 }
 
 void declare_matmul_ops() { matmul_op(); }

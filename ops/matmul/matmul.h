@@ -2,8 +2,8 @@
 // broadcast, 1-d operands promoted as in NumPy. The library ships one kernel per device (packed
 // panels or GEMV on the CPU, cuBLAS on CUDA) and a few named peers; studies and users add their
 // own 2-D kernels by name (register_matmul_variant on the CPU, register_matmul_cuda_variant on
-// CUDA) and select any of them with MatmulOptions::impl, so that one call site runs every variant
-// and every test covers every registered one.
+// CUDA) and select any of them with MatmulOptions::impl or a ScopedVariant (ops/op_list.h), so
+// that one call site runs every variant and every test covers every registered one.
 #pragma once
 #include <functional>
 #include <string>
@@ -19,7 +19,8 @@ struct MatmulOptions {
   // otherwise a variant registered for that device: "packed", "blas" on the CPU, "cublas",
   // "cublas_tf32" on CUDA, and whatever a program has registered (examples/matmul's study adds
   // "naive", "ikj" and "blocked" on the CPU; examples/matmul_cuda's adds "naive", "tiled" and
-  // "register_tiled" on CUDA).
+  // "register_tiled" on CUDA). A name here opens a ScopedVariant for the call, so it wins over an
+  // enclosing one; "" leaves the choice to the enclosing ScopedVariant, if any.
   std::string impl;
   int tile = 16;  // a parameter that variants may read: the CUDA study's "tiled" takes 4, 8, 16 or 32
 };
@@ -28,22 +29,10 @@ Tensor matmul(const Tensor& a, const Tensor& b, const MatmulOptions& opt = {});
 
 // The names registered for `d`, in registration order (without "auto").
 std::vector<std::string> matmul_variants(Device d);
-// `s` if it names the library's kernel ("" or "auto") or a variant registered for `d`; otherwise
-// an ember::Error that lists the registered names.
+// parse_variant (framework/core/autograd/op_table.h) for matmul: `s` if it names the library's
+// kernel ("" or "auto") or a variant registered for `d`; otherwise an ember::Error that lists the
+// registered names and says how a study's kernels join.
 std::string parse_matmul_impl(const std::string& s, Device d = Device::CPU);
-
-// Sets the impl that matmul uses when a call leaves it at "", for the guard's lifetime.
-class MatmulImplGuard {
- public:
-  explicit MatmulImplGuard(std::string impl);
-  ~MatmulImplGuard();
-  MatmulImplGuard(const MatmulImplGuard&) = delete;
-  MatmulImplGuard& operator=(const MatmulImplGuard&) = delete;
-
- private:
-  std::string prev_;
-};
-const std::string& default_matmul_impl();
 
 // The 2-D kernel interface of every CPU variant: C[m x n] = A[m x k] B[k x n] with arbitrary row
 // and column strides (so transposed views need no copy). m, n, k >= 1; C is overwritten.
@@ -61,8 +50,8 @@ using Matmul2dKernel = std::function<void(const GemmArgs&)>;
 
 // Adds a CPU variant of matmul named `name`: matmul's checks, 1-d promotion, broadcasting,
 // batching, empty products, VJP and JVP all apply to it, and it joins the op table (ScopedVariant,
-// the table-driven tests, bench_ops). Register before other threads run matmul. ember::Error for
-// an empty kernel, an empty or reserved name ("auto"), or a name the CPU already has.
+// the table-driven tests, bench_ops). Other threads may run matmul meanwhile. ember::Error for an
+// empty kernel, an empty or reserved name ("auto"), or a name the CPU already has.
 void register_matmul_variant(const std::string& name, Matmul2dKernel kernel);
 
 // The 2-D kernel of a CPU variant ("" or "auto": the library's own choice per shape); ember::Error

@@ -240,7 +240,7 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
       d["jvp"] = op->has_jvp;
       d["builtin"] = op->builtin;
       nb::list variants;
-      for (const auto& [dev, v] : op->variants) variants.append(nb::make_tuple(dev, v));
+      for (const auto& [dev, v] : op->variants()) variants.append(nb::make_tuple(dev, v));
       d["variants"] = variants;
       out.append(d);
     }

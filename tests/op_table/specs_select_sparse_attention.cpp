@@ -219,7 +219,7 @@ void attention_spec(std::vector<OpSpec>& out) {
     // (Flash2) blocks awkwardly: N not a multiple of its query (96) and key (96, 256) blocks, d of
     // 64, 128 (two micro-kernel slivers) and odd, causal and not, several key blocks per query
     // block. They are checked against the float64 reference and every variant against the default
-    // (forward and VJP, float32 and float64); tests/ops/attention_test.cpp adds their gradients
+    // (forward and VJP, float32 and float64); tests/ops/attention/ adds their gradients
     // against the composite formula.
     for (C c : {C{{}, 7, 7, 4, false}, C{{2}, 5, 9, 3, true}, C{{1, 2}, 1, 33, 8, false}, C{{}, 3, 3, 1, true},
                 C{{}, 20, 20, 64, true}, C{{2}, 130, 130, 64, false}, C{{}, 130, 130, 64, true},

@@ -5,12 +5,6 @@
 
 namespace ember {
 
-bool OpInfo::has_variant(Device d, const std::string& v) const {
-  for (const auto& [dev, name] : variants)
-    if (dev == d && name == v) return true;
-  return false;
-}
-
 namespace {
 std::mutex g_table_mutex;
 std::vector<std::shared_ptr<const OpInfo>>& table() {
@@ -22,7 +16,46 @@ struct Override {
   std::string variant;
 };
 thread_local std::vector<Override> t_overrides;
+
+const char* upper_name(Device d) { return d == Device::CPU ? "CPU" : "CUDA"; }
+
+// "auto, a, b": what `d` has (the default first, as callers may name it too).
+std::string registered_on(const OpInfo& op, Device d) {
+  std::string known = "auto";
+  for (const std::string& v : op.variants(d)) known += ", " + v;
+  return known;
+}
 }  // namespace
+
+std::vector<std::pair<Device, std::string>> OpInfo::variants() const {
+  std::shared_lock<std::shared_mutex> lock(primitive_detail::variant_mutex());
+  return variants_;
+}
+
+std::vector<std::string> OpInfo::variants(Device d) const {
+  std::shared_lock<std::shared_mutex> lock(primitive_detail::variant_mutex());
+  std::vector<std::string> names;
+  for (const auto& [dev, v] : variants_)
+    if (dev == d) names.push_back(v);
+  return names;
+}
+
+bool OpInfo::has_variant(Device d, const std::string& v) const {
+  std::shared_lock<std::shared_mutex> lock(primitive_detail::variant_mutex());
+  return find_variant_locked(d, v) >= 0;
+}
+
+std::ptrdiff_t OpInfo::find_variant_locked(Device d, const std::string& v) const {
+  for (size_t i = 0; i < variants_.size(); ++i)
+    if (variants_[i].first == d && variants_[i].second == v) return std::ptrdiff_t(i);
+  return -1;
+}
+
+void OpInfo::check_new_variant_locked(Device d, const std::string& v) const {
+  EMBER_CHECK(!is_default_variant(v), label, ": variant name '", v,
+              "' is reserved for the library's own kernel; give the variant a name of its own");
+  EMBER_CHECK(find_variant_locked(d, v) < 0, label, " already has a ", upper_name(d), " variant '", v, "'");
+}
 
 std::vector<std::shared_ptr<const OpInfo>> registered_ops() {
   std::lock_guard<std::mutex> lock(g_table_mutex);
@@ -36,6 +69,27 @@ std::shared_ptr<const OpInfo> find_op(const std::string& name) {
   return nullptr;
 }
 
+std::string parse_variant(const OpInfo& op, const std::string& v, Device d, const std::string& hint) {
+  if (is_default_variant(v) || op.has_variant(d, v)) return v;
+  throw Error(str(op.label, ": variant '", v, "' is not available on ", d, " (registered: ", registered_on(op, d), ")",
+                  hint));
+}
+
+std::string parse_variant_any_device(const OpInfo& op, const std::string& v) {
+  std::string known = "auto";
+  for (const auto& [dev, name] : op.variants()) {
+    if (name == v) return v;
+    known += ", " + name + " (" + ember::name(dev) + ")";
+  }
+  if (is_default_variant(v)) return v;
+  throw Error(str(op.label, ": variant '", v, "' is not available on any device (registered: ", known, ")"));
+}
+
+const std::string* scoped_variant(const OpInfo& op, Device d) {
+  const std::string* v = primitive_detail::variant_override(&op);
+  return v && !is_default_variant(*v) && op.has_variant(d, *v) ? v : nullptr;
+}
+
 namespace primitive_detail {
 
 const char* intern(const std::string& name) {
@@ -47,6 +101,11 @@ const char* intern(const std::string& name) {
 void add_to_table(std::shared_ptr<const OpInfo> info) {
   std::lock_guard<std::mutex> lock(g_table_mutex);
   table().push_back(std::move(info));
+}
+
+std::shared_mutex& variant_mutex() {
+  static std::shared_mutex m;
+  return m;
 }
 
 void push_variant_override(const OpInfo* op, const std::string& variant) { t_overrides.push_back({op, variant}); }
@@ -64,14 +123,6 @@ void no_kernel(const OpInfo& op, Device d) {
     if (op.kernel[size_t(e)]) has += (has.empty() ? "" : ", ") + std::string(name(e));
   throw Error(str(op.label, ": no ", name(d), " kernel was given", d == Device::CUDA && op.builtin ? " in this build" : "",
                   " (it runs on: ", has.empty() ? "no device" : has, ")"));
-}
-
-void no_variant(const OpInfo& op, Device d, const std::string& variant) {
-  std::string has;
-  for (const auto& [dev, v] : op.variants)
-    if (dev == d) has += (has.empty() ? "" : ", ") + v;
-  throw Error(str(op.label, ": variant '", variant, "' is not available on ", name(d), " in this build (it has: ",
-                  has.empty() ? "none" : has, ")"));
 }
 
 }  // namespace primitive_detail

@@ -17,8 +17,11 @@
 #pragma once
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -103,8 +106,6 @@ class Primitive {
   using Kernel = std::function<KernelOut(const Args&, const A&)>;
   using Vjp = std::function<Grads(const Tensor& g, const OpCall<A>&)>;
   using Jvp = std::function<Tensor(const Args& tangents, const OpCall<A>&)>;
-  // Picks a variant from the call (e.g. matmul's options); nullptr or "" for the default kernel.
-  using Chooser = std::function<const char*(const Args&, const A&)>;
 
   explicit Primitive(const std::string& name, bool builtin = true) : d_(std::make_shared<Def>()) {
     EMBER_CHECK(!name.empty(), "Primitive: the name must not be empty");
@@ -129,13 +130,11 @@ class Primitive {
     kernel(Device::CPU, k);
     return kernel(Device::CUDA, std::move(k));
   }
+  // Adds kernel variant `name` on `dev`, at declaration or any time later (a study registering its
+  // kernels), while other threads may be applying the primitive. A ScopedVariant selects it.
+  // ember::Error for an empty kernel, a reserved name ("" or "auto"), or one `dev` already has.
   Primitive& variant(Device dev, const std::string& name, Kernel k) {
-    d_->variants.push_back({dev, name});
-    d_->variant_kernels.push_back(std::move(k));
-    return *this;
-  }
-  Primitive& choose(Chooser c) {
-    d_->chooser = std::move(c);
+    d_->add_variant(dev, name, std::move(k));
     return *this;
   }
   // Which inputs and whether the output the VJP reads; the node keeps only those alive.
@@ -178,18 +177,24 @@ class Primitive {
  private:
   struct Def : OpInfo {
     std::array<Kernel, 2> kernels;
-    std::vector<Kernel> variant_kernels;
-    Chooser chooser;
+    std::deque<Kernel> variant_kernels;  // by index in variants_; a deque keeps references valid as it grows
     Vjp vjp_rule;
     Jvp jvp_rule;
     std::array<Vjp, 2> fused_rules;
     bool save_all_inputs = true, save_output = true;
     std::vector<int> saved_inputs;
 
+    void add_variant(Device dev, const std::string& v, Kernel k) {
+      EMBER_CHECK(bool(k), label, ": the kernel of variant '", v, "' is empty");
+      std::unique_lock<std::shared_mutex> lock(primitive_detail::variant_mutex());
+      check_new_variant_locked(dev, v);
+      variant_kernels.push_back(std::move(k));
+      variants_.push_back({dev, v});
+    }
     const Kernel* variant_kernel(Device dev, const std::string& v) const {
-      for (size_t i = 0; i < variants.size(); ++i)
-        if (variants[i].first == dev && variants[i].second == v) return &variant_kernels[i];
-      return nullptr;
+      std::shared_lock<std::shared_mutex> lock(primitive_detail::variant_mutex());
+      std::ptrdiff_t i = find_variant_locked(dev, v);
+      return i < 0 ? nullptr : &variant_kernels[size_t(i)];
     }
     KernelOut run(const Args& args, const A& attrs) const;
     Grads backward(const Tensor& g, const OpCall<A>& c) const;
@@ -203,17 +208,9 @@ class Primitive {
 template <class A>
 KernelOut Primitive<A>::Def::run(const Args& args, const A& attrs) const {
   Device dev = primitive_detail::device_of(*this, args);
+  // Without a ScopedVariant for this op (the usual case) no lock is taken and nothing allocated.
   const Kernel* k = nullptr;
-  if (!variants.empty()) {
-    if (const std::string* v = primitive_detail::variant_override(this)) k = variant_kernel(dev, *v);
-    if (!k && chooser) {
-      const char* v = chooser(args, attrs);
-      if (v && *v) {
-        k = variant_kernel(dev, v);
-        if (!k) primitive_detail::no_variant(*this, dev, v);
-      }
-    }
-  }
+  if (const std::string* v = primitive_detail::variant_override(this)) k = variant_kernel(dev, *v);
   if (!k) k = &kernels[size_t(dev)];
   if (!*k) primitive_detail::no_kernel(*this, dev);
   KernelOut r = (*k)(args, attrs);

@@ -1,5 +1,5 @@
 // The library's CPU attention kernels, on contiguous (BH, N, d) arrays (K and V of the forward may
-// be a KV cache's view, see kv_bh_stride). They are called by ops/attention/attention.cpp after
+// be a KV cache's view, see kv_bh_stride). They are called by ops/attention/dispatch.cpp after
 // its checks and never recorded by autograd. Problem, task_grain and rowdot serve the study's
 // kernels too (examples/attention/study/), which build on the same pieces.
 #pragma once
