@@ -41,7 +41,7 @@ Tensor composite_jvp(const Args& t, const AttentionCall& c) {
 // ScopedVariant), and programs add their own CPU variants (register_attention_variant).
 AttentionOp attention_primitive() {
   AttentionOp op("attention");
-  op.cpu(forward_kernel).cuda(forward_kernel);
+  op.all_devices(forward_kernel);
   op.variant(Device::CPU, "flash2", variant_kernel("flash2"));
   // The CUDA kernels live in the backend (ops/attention/cuda); the names are known here so that a
   // CPU-only build refuses them with the same message as any unknown variant.
