@@ -26,12 +26,7 @@ namespace {
 
 // The blocking of one product on this path, shared by the threads.
 template <class T>
-struct FewRows {
-  const GemmArgs& g;
-  const PackedConfig<T>& cfg;
-  const T* a;
-  const T* b;
-  T* c;
+struct FewRows : Operands<T> {
   int MR, NR;
   int64_t KC;         // rows of B per block
   int64_t mpanels;    // row panels of A
@@ -148,11 +143,7 @@ template <class T>
 void packed_unpacked_b(const GemmArgs& g, const PackedConfig<T>& cfg, int nt) {
   const bool row_major = g.b_cs == 1;
   const bool streamed = row_major && b_from_memory(g);
-  const FewRows<T> f{g,
-                     cfg,
-                     static_cast<const T*>(g.a),
-                     static_cast<const T*>(g.b),
-                     static_cast<T*>(g.c),
+  const FewRows<T> f{Operands<T>::of(g, cfg),
                      cfg.mr,
                      cfg.nr,
                      few_rows_kc(g, cfg, row_major),

@@ -29,12 +29,7 @@ namespace {
 
 // One product on the general path: its blocking, its buffers, and what every thread reads.
 template <class T>
-struct General {
-  const GemmArgs& g;
-  const PackedConfig<T>& cfg;
-  const T* a;
-  const T* b;
-  T* c;
+struct General : Operands<T> {
   int MR, NR;
   int64_t KC, MC, NC;   // the blocks: kc x nc of B, mc x kc of A
   int64_t mpanels_all;  // MR-row panels of all of C
@@ -189,8 +184,8 @@ void general(const GemmArgs& g, const PackedConfig<T>& cfg, const int nt) {
   const int64_t b_elems = columns_in_turn ? nt * group * NR * KC : KC * NC;
   T* bp = scratch<T>(0, size_t(b_elems));
   T* ap_all = a_rows ? nullptr : scratch<T>(1, size_t(nt * KC * MC));
-  const General<T> p{g,  cfg, static_cast<const T*>(g.a), static_cast<const T*>(g.b), static_cast<T*>(g.c),
-                     MR, NR,  KC, MC, NC, mpanels_all, a_rows, group, bp, ap_all, cfg.isa >= CpuIsa::Avx2};
+  const General<T> p{Operands<T>::of(g, cfg), MR, NR, KC, MC, NC, mpanels_all, a_rows, group, bp, ap_all,
+                     cfg.isa >= CpuIsa::Avx2};
   YieldingBarrier barrier(nt);
   std::atomic<int64_t> claimed{0};
   if (nt == 1) return general_share(p, 0, 1, Grid{}, nullptr);

@@ -24,6 +24,20 @@ T* scratch(int slot, size_t count);
 
 // ---- thread_grid.cpp ----
 
+// One product's operands as every path reads them: its arguments, the kernel configuration, and
+// A, B and C typed; each path's blocking derives from it.
+template <class T>
+struct Operands {
+  const GemmArgs& g;
+  const PackedConfig<T>& cfg;
+  const T* a;
+  const T* b;
+  T* c;
+  static Operands of(const GemmArgs& g, const PackedConfig<T>& cfg) {
+    return {g, cfg, static_cast<const T*>(g.a), static_cast<const T*>(g.b), static_cast<T*>(g.c)};
+  }
+};
+
 // How many threads a product runs on: all of them from kThreadedMacs multiply-adds on, else one.
 int threads_for(const GemmArgs& g);
 // nt threads as a tm x tn grid of row and column ranges of C (tm * tn = nt).

@@ -16,12 +16,7 @@ namespace {
 
 // One product's stripes, shared by the threads.
 template <class T>
-struct Stripes {
-  const GemmArgs& g;
-  const PackedConfig<T>& cfg;
-  const T* a;
-  const T* b;
-  T* c;
+struct Stripes : Operands<T> {
   int64_t KC;    // rows of B per stripe
   bool fetch_c;  // each panel asks for its lines of C before its k loop
 };
@@ -89,8 +84,7 @@ void stripes(const GemmArgs& g, const PackedConfig<T>& cfg, int nt, int64_t dept
   const bool fetch_c =
       (double(g.m) * double(g.n) + double(depth) * double(g.n) + double(g.m) * double(depth)) * double(sizeof(T)) >
       double(l2_bytes());
-  const Stripes<T> st{g, cfg, static_cast<const T*>(g.a), static_cast<const T*>(g.b), static_cast<T*>(g.c), depth,
-                      fetch_c};
+  const Stripes<T> st{Operands<T>::of(g, cfg), depth, fetch_c};
   if (nt == 1) return stripes_share(st, 0, nstripes, 0, g.m);
   if (splits_rows(g.m, g.n, kRowMajorColumnsPerRow, panels, nt))
     return parallel_for(panels, 1, [&](int64_t lo, int64_t hi) {
