@@ -2,7 +2,7 @@
 # The summary benchmarks of README "Performance against PyTorch 2.x": every row of that table,
 # Ember and its peer in the same run, on this machine, then the table itself (summary.md).
 #
-#   scripts/bench_summary.sh [OUTDIR]        (default results/summary; about 35 minutes on 2 cores)
+#   scripts/bench_summary.sh [OUTDIR]        (default results/summary; about 45 minutes on 2 cores)
 #
 # Needs a Release build (build/bin) and the peers of `./run.sh bench-deps` (PyTorch 2.x, SciPy).
 # Each program picks a fair peer itself: OpenBLAS runs on the core examples/common/openblas_core.h
@@ -84,6 +84,8 @@ if [ "$turns" = 1 ]; then
     # The middle step of the rounds' no-cache decode (positions 128-159), which the rounds' drift blurs.
     "$PY" examples/gpt2/prefill_in_turns.py --threads "$t" --prompt-len 144 --no-cache --repeats 15 \
       --json "$out/gpt2_nocache_step_turns_t$t.json"
+    # Full training steps: nanoGPT's CPU recipe, a mid size and GPT-2 124M, eager and torch.compile.
+    "$PY" examples/gpt2/train_in_turns.py --config all --threads "$t" --compile --json "$out/gpt2_train_turns_t$t.json"
   done
 elif [ "$importable" = 0 ]; then
   echo "bench_summary: $PY cannot import ember and torch; the rows in turns are skipped (./run.sh bench-deps)" >&2

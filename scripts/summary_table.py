@@ -254,6 +254,19 @@ def turns_rows(t, d, threads):
               doc["torch_ms"], f"nanoGPT-style PyTorch (in turns, {doc['repeats']} pairs)", "ms", ratio=doc["ratio"])
 
 
+def training_rows(t, d, threads):
+    """Full GPT training steps (forward, loss, backward, clipping, AdamW, zero_grad) of
+    gpt2_train_turns_tT.json (examples/gpt2/train_in_turns.py): PyTorch eager laid out as nanoGPT,
+    and torch.compile where it ran, each timed in turns with Ember."""
+    doc = load(os.path.join(d, f"gpt2_train_turns_t{threads}.json"))
+    for r in (doc or {}).get("results", []):
+        for peer in ("torch eager", "torch.compile"):
+            if f"{peer} ms" in r:
+                t.add(f"GPT training step, {r['config']} ({r['shape']})", threads, r["ember ms"], r[f"{peer} ms"],
+                      f"nanoGPT-style PyTorch, {peer.split()[-1]} (in turns, {r['repeats']} pairs)", "ms",
+                      ratio=r[f"ember vs {peer}"])
+
+
 def autograd_rows(t, d, threads):
     doc = load(os.path.join(d, f"autograd_t{threads}.json"))
     if not doc or not doc.get("pytorch"):
@@ -298,6 +311,8 @@ def main():
         attention_rows(t, d, th)
     for th in threads:
         turns_rows(t, d, th)
+    for th in threads:
+        training_rows(t, d, th)
     for th in threads:
         autograd_rows(t, d, th)
     sparse_rows(t, d)

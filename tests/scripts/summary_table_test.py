@@ -159,6 +159,21 @@ class SummaryTable(unittest.TestCase):
         self.assertIn("| GPT-2 decode without the cache, one step at 144 tokens | 1 | 110.0 ms | 130.0 ms | "
                       "nanoGPT-style PyTorch (in turns, 15 pairs) | 1.25x |", out)
 
+    def test_training_rows_show_eager_and_compile_with_the_pairs_ratio(self):
+        write(f"{self.dir}/gpt2_train_turns_t1.json", {"results": [
+            {"config": "nano", "shape": "4/4/128, context 64, batch 12, vocab 257", "threads": 1, "repeats": 20,
+             "ember ms": 50.0, "torch eager ms": 40.0, "torch.compile ms": 45.0, "ember vs torch eager": 0.85,
+             "ember vs torch.compile": 0.9},
+            {"config": "mid", "shape": "6/6/384, context 256, batch 16, vocab 257", "threads": 1, "repeats": 10,
+             "ember ms": 900.0, "torch eager ms": 1000.0, "ember vs torch eager": 1.2}]})
+        out = self.run_script()
+        self.assertIn("| GPT training step, nano (4/4/128, context 64, batch 12, vocab 257) | 1 | 50.0 ms | 40.0 ms | "
+                      "nanoGPT-style PyTorch, eager (in turns, 20 pairs) | 0.85x |", out)
+        self.assertIn("nanoGPT-style PyTorch, torch.compile (in turns, 20 pairs) | 0.90x |", out)
+        self.assertIn("| GPT training step, mid (6/6/384, context 256, batch 16, vocab 257) | 1 | 900.0 ms | "
+                      "1.00 s | nanoGPT-style PyTorch, eager (in turns, 10 pairs) | 1.20x |", out)
+        self.assertEqual(out.count("GPT training step, mid"), 1)  # no compile row where it did not run
+
     def test_compact_puts_threads_side_by_side(self):
         out = self.run_script("--compact")
         self.assertIn("| sgemm n=256 | OpenBLAS | 50.0 GFLOP/s / 60.0 GFLOP/s (**0.83x**) | "
