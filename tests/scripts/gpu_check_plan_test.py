@@ -26,10 +26,10 @@ GOOD = [
 
 
 def fake_list_build(d):
-    """A 'CPU build' with a CUDA cache entry, an ember_tests that lists three tests and a bench_matmul_gpu with --help."""
+    """A 'CPU build' with the CUDA backend, an ember_tests that lists three tests and a bench_matmul_gpu with --help."""
     os.makedirs(os.path.join(d, "bin"))
-    with open(os.path.join(d, "CMakeCache.txt"), "w") as f:
-        f.write("EMBER_WITH_CUDA:INTERNAL=ON\n")
+    os.makedirs(os.path.join(d, "lib"))
+    open(os.path.join(d, "lib", "libember_cuda.so"), "w").close()
     progs = {"ember_tests": "printf 'CudaOps.\\n  UnaryMatchesCpu\\n  ReductionsMatchCpu\\nCudaNnOps.\\n  SoftmaxFamilyMatchesCpu\\n'",
              "bench_matmul_gpu": "echo '  --sizes arg  comma-separated n'; echo '  --json arg   write JSON'"}
     for name, body in progs.items():
