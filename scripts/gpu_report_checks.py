@@ -154,7 +154,7 @@ def cupy_sparse(out):
         return lines + missing(name)
     ember = load(os.path.join(out, "bench_sparse_cuda.json")) or {}
     lines += [f"CuPy {doc.get('cupy')}, SciPy {doc.get('scipy')} (one thread), {doc.get('gpu')}; median of "
-              f"{doc.get('repeats')} calls; cuSPARSE handle created in {doc.get('cusparse_handle_ms', 0):.3g} ms (once per "
+              f"up to {doc.get('repeats')} calls (fewer where they pass 0.3 s); cuSPARSE handle created in {doc.get('cusparse_handle_ms', 0):.3g} ms (once per "
               "program, not in the rows). Times in ms. CuPy + setup = dense upload + conversion on the GPU + first call "
               "+ download of the result; SciPy + setup = conversion from dense + the product.", ""]
     for op in ("spmv", "spgemm"):
