@@ -8,6 +8,8 @@
 #
 #   scripts/gpu_check.sh results/gpu            # then commit results/gpu/*.json and the logs
 #   BUILD_DIR=build-gpu JOBS=16 scripts/gpu_check.sh /tmp/gpu
+#   scripts/gpu_check.sh /tmp/gpu; tar czf "$OUT/gpu.tgz" -C /tmp gpu   # through the device tool, which
+#                                                # returns at most 8 files: one archive holds them all
 #   scripts/gpu_check.sh --dry-run [CPU_BUILD_DIR]
 #
 # --dry-run runs on a machine without a GPU (CI does, as the CTest gpu_check_dry_run): it runs no
@@ -126,7 +128,7 @@ step sanitizer_racecheck 25 compute-sanitizer --tool racecheck --racecheck-repor
 
 # ---- the Python CUDA tests against this CUDA build of the package: the extension and its libraries
 # installed as the wheel would hold them, beside python/ember's sources ----
-PY_STAGE="$OUT/py-stage"
+PY_STAGE="$BUILD_DIR/py-stage"  # in the build folder: OUTDIR holds results only
 if [ "${#py_targets[@]}" -gt 0 ]; then
   step python_stage 5 scripts/stage_python_package.sh "$BUILD_DIR" "$PY_STAGE" &&
     step python_cuda_tests 20 env PYTHONPATH="$PY_STAGE:tests/python" "$PYTHON" -m pytest -q -rs -p no:cacheprovider \
