@@ -6,16 +6,21 @@ saying so, not an error.
 
     python3 scripts/gpu_report.py OUTDIR
 
-Tables: the CUDA tests (passed, failed, skipped), the matmul variants (bench_matmul_gpu: GFLOP/s
-and % of cuBLAS per size; bench_matmul --device cuda), the cuBLASLt kernels that ran (from
-CUBLASLT_LOG_LEVEL=2), attention (time and peak memory per N, d, causal, pass, algorithm) and the
-sparse study (examples/sparse/report_tables.py's tables).
+Tables: the CUDA tests (passed, failed, skipped), compute-sanitizer's verdicts, the Python CUDA
+tests, the matmul variants (bench_matmul_gpu: GFLOP/s and % of cuBLAS per size; bench_matmul
+--device cuda), the cuBLASLt kernels that ran (from CUBLASLT_LOG_LEVEL=2), the torch.mm trace, the
+ncu profile, attention (time and peak memory per N, d, causal, pass, algorithm), the sparse study
+(examples/sparse/report_tables.py's tables) and CuPy's cuSPARSE against SciPy beside Ember's.
+The sections are in gpu_report_checks.py too.
 """
 import json
 import os
 import re
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpu_report_checks  # noqa: E402  (beside this file)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -145,6 +150,37 @@ def sparse(out):
     return lines + run_script([os.path.join(ROOT, "examples", "sparse", "report_tables.py"), path])
 
 
+# Every file the report reads; scripts/gpu_check_plan.py checks that some step of gpu_check.sh writes
+# each (a step NAME writes NAME.log).
+INPUTS = ["cuda_tests.json", "sanitizer_memcheck.log", "sanitizer_racecheck.log", "python_cuda_tests.xml",
+          "bench_matmul_gpu.json", "bench_matmul_cuda.json", "cublaslt_kernels.log", "torch_mm_trace.json",
+          "torch_mm_cublaslt.log", "ncu_matmul.csv", "ncu_flash.csv", "bench_attention_cuda.json",
+          "bench_sparse_cuda.json", "cupy_sparse.json"]
+
+# The questions of the two GPU reports and the files that answer them (examples/matmul/GPU.md,
+# examples/sparse/README.md name the same list).
+QUESTIONS = [
+    ("matmul", "Naive against __shared__-tiled kernels, and the TILE sweet spot", ["bench_matmul_gpu.json"]),
+    ("matmul", "Register tiling against the best tiled kernel and cuBLAS", ["bench_matmul_gpu.json", "bench_matmul_cuda.json"]),
+    ("matmul", "Why: occupancy, shared-memory and DRAM throughput of tiled, register-tiled (and flash)", ["ncu_matmul.csv", "ncu_flash.csv"]),
+    ("matmul", "Which cuBLAS kernel runs", ["cublaslt_kernels.log"]),
+    ("matmul", "How PyTorch calls cuBLAS (a trace of torch.mm)", ["torch_mm_trace.json", "torch_mm_cublaslt.log"]),
+    ("sparse", "CuPy's cuSPARSE against SciPy across densities, setup included", ["cupy_sparse.json"]),
+    ("sparse", "Ember's cuSPARSE path and cuBLAS, op alone and with setup", ["bench_sparse_cuda.json"]),
+    ("both", "Every CUDA kernel correct on the GPU (C++ and Python tests, compute-sanitizer)",
+     ["cuda_tests.json", "python_cuda_tests.xml", "sanitizer_memcheck.log", "sanitizer_racecheck.log"]),
+]
+
+
+def questions(out):
+    lines = ["## The reports' questions and what this run answers", "", "| report | question | files | status |", "|---|---|---|---|"]
+    for report, q, files in QUESTIONS:
+        have = [f for f in files if os.path.exists(os.path.join(out, f))]
+        status = "measured" if len(have) == len(files) else ("partly measured" if have else "not measured yet")
+        lines.append(f"| {report} | {q} | {', '.join(f'`{f}`' for f in files)} | {status} |")
+    return lines + [""]
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
         print(__doc__)
@@ -156,7 +192,9 @@ def main():
     info = os.path.join(out, "summary.txt")
     if os.path.exists(info):
         lines += ["```", open(info, errors="replace").read().strip(), "```", ""]
-    for section in (cuda_tests, matmul_gpu, matmul_cuda, cublaslt_kernels, attention, sparse):
+    g = gpu_report_checks
+    for section in (questions, cuda_tests, g.sanitizer, g.python_tests, matmul_gpu, matmul_cuda, cublaslt_kernels,
+                    g.torch_trace, g.ncu, attention, sparse, g.cupy_sparse):
         lines += section(out)
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write("\n".join(lines))

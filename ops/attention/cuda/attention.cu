@@ -110,6 +110,8 @@ Args<T> make_args(const Dims& dm) {
   return a;
 }
 
+dim3 as_dim3(kern::Grid g) { return dim3(unsigned(g.x), unsigned(g.y)); }
+
 void check_grid(const Dims& dm) {
   EMBER_CHECK(dm.bh <= 65535, "attention (CUDA): batch * heads = ", dm.bh, " exceeds the grid's y limit 65535");
   EMBER_CHECK(dm.nq >= 1 && dm.nk >= 1 && dm.d >= 1, "attention (CUDA): empty problem");
@@ -142,7 +144,8 @@ template <class T>
 Tensor row_dots(Args<T>& a, int64_t rows) {
   Tensor scratch = device_scratch<T>(rows);
   a.dvec_out = static_cast<T*>(scratch.raw_data());
-  rowdot_kernel<T><<<unsigned((rows + 127) / 128), 128>>>(a, rows);
+  using K = kern::RowDot<T>;
+  rowdot_kernel<T><<<as_dim3(K::grid(rows)), K::THREADS>>>(a, rows);
   EMBER_CUDA_CHECK_LAUNCH();
   a.dvec = a.dvec_out;
   return scratch;
@@ -189,8 +192,7 @@ void flash_forward(const Dims& dm, const T* q, const T* k, const T* v, T* o, T* 
     using K = kern::FlashForward<T, decltype(dmax)::value>;
     auto fn = flash_forward_kernel<K, T>;
     set_smem(fn, sizeof(typename K::Shared));
-    dim3 grid(unsigned((dm.nq + 31) / 32), unsigned(dm.bh));
-    fn<<<grid, K::THREADS, sizeof(typename K::Shared)>>>(a);
+    fn<<<as_dim3(K::grid(dm.nq, dm.bh)), K::THREADS, sizeof(typename K::Shared)>>>(a);
     EMBER_CUDA_CHECK_LAUNCH();
   });
 }
@@ -217,9 +219,9 @@ void flash_backward(const Dims& dm, const T* q, const T* k, const T* v, const T*
     auto fq = flash_backward_q_kernel<KQ, T>;
     set_smem(fkv, sizeof(typename KV::Shared));
     set_smem(fq, sizeof(typename KQ::Shared));
-    fkv<<<dim3(unsigned((dm.nk + 31) / 32), unsigned(dm.bh)), KV::THREADS, sizeof(typename KV::Shared)>>>(a);
+    fkv<<<as_dim3(KV::grid(dm.nk, dm.bh)), KV::THREADS, sizeof(typename KV::Shared)>>>(a);
     EMBER_CUDA_CHECK_LAUNCH();
-    fq<<<dim3(unsigned((dm.nq + 31) / 32), unsigned(dm.bh)), KQ::THREADS, sizeof(typename KQ::Shared)>>>(a);
+    fq<<<as_dim3(KQ::grid(dm.nq, dm.bh)), KQ::THREADS, sizeof(typename KQ::Shared)>>>(a);
     EMBER_CUDA_CHECK_LAUNCH();
   });
 }
@@ -234,7 +236,7 @@ void standard_forward(const Dims& dm, const T* q, const T* k, const T* v, T* p, 
   Args<T> a = make_args<T>(dm);
   a.out_lse = lse;
   using K = kern::RowSoftmax<T>;
-  row_softmax_kernel<K, T><<<dim3(unsigned(nq), unsigned(bh)), K::THREADS>>>(a, p);
+  row_softmax_kernel<K, T><<<as_dim3(K::grid(nq, bh)), K::THREADS>>>(a, p);
   EMBER_CUDA_CHECK_LAUNCH();
   // O = P V (row-major: O^T = V^T P^T).
   gemm_batched(CUBLAS_OP_N, CUBLAS_OP_N, d, nq, nk, T(1), v, d, (long long)nk * d, p, nk, (long long)nq * nk, o, d,
@@ -257,7 +259,8 @@ void standard_backward(const Dims& dm, const T* q, const T* k, const T* v, const
   gemm_batched(CUBLAS_OP_T, CUBLAS_OP_N, nk, nq, d, T(1), v, d, sk, dout, d, sq, ds, nk, sp, bh);
   // dS = P * (dP - D)
   const int64_t total = dm.bh * dm.nq * dm.nk;
-  softmax_backward_kernel<T><<<unsigned((total + 255) / 256), 256>>>(a, p, ds, total);
+  using KB = kern::SoftmaxBackward<T>;
+  softmax_backward_kernel<T><<<as_dim3(KB::grid(total)), KB::THREADS>>>(a, p, ds, total);
   EMBER_CUDA_CHECK_LAUNCH();
   // dQ = scale dS K, dK = scale dS^T Q
   gemm_batched(CUBLAS_OP_N, CUBLAS_OP_N, d, nq, nk, T(dm.scale), k, d, sk, ds, nk, sp, dq, d, sq, bh);

@@ -18,6 +18,13 @@ struct Dim {
   int x = 0, y = 0;
 };
 
+// A launch's grid as the host computes it (attention.cu launches exactly this;
+// tests/framework/cuda/launch_limits_test.cpp checks it against the device limits).
+struct Grid {
+  int64_t x = 1, y = 1;
+};
+inline int64_t blocks_of(int64_t n, int64_t per) { return (n + per - 1) / per; }
+
 using attention_math::exp_of;
 using attention_math::log_of;
 template <class T>
@@ -78,6 +85,7 @@ template <class T, int DMAX, int BR = 32, int BC = 32, int TPR = 4>
 struct FlashForward {
   static constexpr int THREADS = BR * TPR;
   static constexpr int PER = DMAX / TPR;  // head elements per thread
+  static Grid grid(int64_t nq, int64_t bh) { return {blocks_of(nq, BR), bh}; }
   struct Shared {
     T q[BR][DMAX], k[BC][DMAX], v[BC][DMAX], s[BR][BC];
   };
@@ -167,6 +175,7 @@ struct FlashForward {
 template <class T>
 struct RowDot {
   static constexpr int THREADS = 128;
+  static Grid grid(int64_t rows) { return {blocks_of(rows, THREADS), 1}; }
   EMBER_HD static void run(const Args<T>& a, int64_t rows, Dim block, Dim thread) {
     const int64_t row = int64_t(block.x) * THREADS + thread.x;
     if (row >= rows) return;
@@ -183,6 +192,7 @@ template <class T, int DMAX, int BR = 32, int BC = 32, int TPR = 4>
 struct FlashBackwardKV {
   static constexpr int THREADS = BC * TPR;
   static constexpr int PER = DMAX / TPR;
+  static Grid grid(int64_t nk, int64_t bh) { return {blocks_of(nk, BC), bh}; }
   struct Shared {
     T k[BC][DMAX], v[BC][DMAX], q[BR][DMAX], dout[BR][DMAX], lse[BR], dd[BR], p[BR][BC], ds[BR][BC];
   };
@@ -288,6 +298,7 @@ template <class T, int DMAX, int BR = 32, int BC = 32, int TPR = 4>
 struct FlashBackwardQ {
   static constexpr int THREADS = BR * TPR;
   static constexpr int PER = DMAX / TPR;
+  static Grid grid(int64_t nq, int64_t bh) { return {blocks_of(nq, BR), bh}; }
   struct Shared {
     T q[BR][DMAX], dout[BR][DMAX], lse[BR], dd[BR], k[BC][DMAX], v[BC][DMAX], ds[BR][BC];
   };
@@ -370,6 +381,7 @@ struct FlashBackwardQ {
 template <class T, int THREADS_ = 128>
 struct RowSoftmax {
   static constexpr int THREADS = THREADS_;
+  static Grid grid(int64_t nq, int64_t bh) { return {nq, bh}; }
   struct Shared {
     T maxs[THREADS], sums[THREADS];
   };
@@ -415,6 +427,7 @@ struct RowSoftmax {
 template <class T>
 struct SoftmaxBackward {
   static constexpr int THREADS = 256;
+  static Grid grid(int64_t total) { return {blocks_of(total, THREADS), 1}; }
   // total = BH * Nq * Nk; element e belongs to row e / Nk of the (BH * Nq) rows.
   EMBER_HD static void run(const Args<T>& a, const T* p, T* ds, int64_t total, Dim block, Dim thread) {
     const int64_t e = int64_t(block.x) * THREADS + thread.x;

@@ -4,6 +4,8 @@
 // double; the row losses are then summed by the deterministic block reduction of sum(). The
 // first-order backward, (softmax - one_hot) * g / N, is one more pass over the rows, on the device.
 #include "framework/cuda/indexing.cuh"
+#include "framework/cuda/row_launch.h"
+#include "ops/loss/cuda/cross_entropy_phases.h"
 #include "ops/softmax/cuda/max_sum.cuh"
 #include "ops/cuda_kernels.h"
 
@@ -13,23 +15,14 @@ Tensor sum_dim(const Tensor& x, int64_t outer, int64_t r, int64_t inner);  // op
 
 namespace {
 
-constexpr int kRowThreads = 256;
-
+// One block per row: the row's log-sum-exp (block_row_max_sum), then its loss (CrossEntropyRow).
 template <class T>
 __global__ void row_losses(const T* logits, const int64_t* targets, double* loss, int64_t classes,
                            unsigned long long* bad) {
-  __shared__ DeviceMaxSum<T> part[kRowThreads];
-  const T* row = logits + blockIdx.x * classes;
-  const DeviceMaxSum<T> ms = block_row_max_sum(row, classes, part);
-  if (threadIdx.x == 0) {
-    int64_t t = targets[blockIdx.x];
-    if (t < 0 || t >= classes) {
-      BadIndex::report(bad, blockIdx.x);
-      loss[blockIdx.x] = 0;
-      return;
-    }
-    loss[blockIdx.x] = double(ms.log_sum_exp()) - double(row[t]);
-  }
+  __shared__ typename RowMaxSum<T>::Shared part;
+  const DeviceMaxSum<T> ms = block_row_max_sum(logits + blockIdx.x * classes, classes, part);
+  if (!CrossEntropyRow<T>::loss(logits, targets, loss, classes, ms, blockIdx.x, threadIdx.x))
+    BadIndex::report(bad, blockIdx.x);
 }
 
 // The mean, divided in double before rounding to the logits' type (as the CPU kernel does).
@@ -39,24 +32,17 @@ __global__ void mean_of(const double* total, T* out, int64_t rows) {
 }
 
 // One block per row: its log-sum-exp as in row_losses, then each thread writes its strided share of
-// (softmax - one_hot) * g / N, g read on the device (no copy of it to the host). A bad target was already refused by the forward; it is reported
-// again here rather than read out of bounds.
+// (softmax - one_hot) * g / N, g read on the device (no copy of it to the host). A bad target was
+// already refused by the forward; it is reported again here rather than read out of bounds.
 template <class T>
 __global__ void row_gradients(const T* logits, const int64_t* targets, T* grad, int64_t classes, const T* g,
                               double inv_n, unsigned long long* bad) {
-  __shared__ DeviceMaxSum<T> part[kRowThreads];
-  const T* row = logits + blockIdx.x * classes;
-  const DeviceMaxSum<T> ms = block_row_max_sum(row, classes, part);
-  const double lse = double(ms.log_sum_exp());
-  const int64_t t = targets[blockIdx.x];
-  if (t < 0 || t >= classes) {
-    if (threadIdx.x == 0) BadIndex::report(bad, blockIdx.x);
-    return;
-  }
+  __shared__ typename RowMaxSum<T>::Shared part;
+  const DeviceMaxSum<T> ms = block_row_max_sum(logits + blockIdx.x * classes, classes, part);
   const double scale = double(g[0]) * inv_n;
-  T* out = grad + blockIdx.x * classes;
-  for (int64_t k = threadIdx.x; k < classes; k += blockDim.x)
-    out[k] = T((exp(double(row[k]) - lse) - (k == t ? 1.0 : 0.0)) * scale);
+  if (!CrossEntropyRow<T>::gradient(logits, targets, grad, classes, scale, ms, blockIdx.x, threadIdx.x, blockDim.x) &&
+      threadIdx.x == 0)
+    BadIndex::report(bad, blockIdx.x);
 }
 
 void raise_bad_target(const BadIndex& bad, const Tensor& targets, int64_t rows, int64_t classes) {
@@ -76,7 +62,7 @@ Tensor cross_entropy_backward(const Tensor& logits_in, const Tensor& targets_in,
               "cross_entropy: expected a one-element output gradient on cuda of the logits' dtype");
   Tensor logits = logits_in.contiguous(), targets = targets_in.contiguous(), g = g_in.contiguous();
   int64_t classes = logits.size(-1), rows = targets.numel();
-  EMBER_CHECK(rows < (int64_t(1) << 31), "cross_entropy: too many rows for one launch (", rows, ")");
+  EMBER_CHECK(rows <= kMaxRowBlocks, "cross_entropy: too many rows for one launch (", rows, ")");
   Tensor grad = empty(logits.shape(), logits.dtype(), Device::CUDA);
   if (rows == 0) return grad;
   BadIndex bad;
@@ -95,7 +81,7 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets_in) {
               "cross_entropy: expected logits and targets on cuda");
   Tensor logits = logits_in.contiguous(), targets = targets_in.contiguous();
   int64_t classes = logits.size(-1), rows = targets.numel();
-  EMBER_CHECK(rows < (int64_t(1) << 31), "cross_entropy: too many rows for one launch (", rows, ")");
+  EMBER_CHECK(rows <= kMaxRowBlocks, "cross_entropy: too many rows for one launch (", rows, ")");
   Tensor loss = empty({rows}, DType::Float64, Device::CUDA);
   BadIndex bad;
   EMBER_DISPATCH_FLOAT(logits.dtype(), "cross_entropy", [&] {

@@ -5,46 +5,26 @@
 // and a shift; a second, elementwise kernel applies them. The backward is the composite rule (Ember
 // ops), which runs on the GPU already.
 #include "framework/cuda/indexing.cuh"
+#include "framework/cuda/row_launch.h"
+#include "ops/norm/cuda/norm_phases.h"
 #include "ops/cuda_kernels.h"
 
 namespace ember::cuda {
 namespace {
 
-constexpr int kChannelThreads = 256;
-
+// One block per channel; the phases are in norm_phases.h, the barriers here.
 template <class T>
 __global__ void channel_stats(const T* x, const T* w, const T* b, int64_t n, int64_t c, int64_t s, double eps, T* mean,
                               T* rstd, T* var, T* scale, T* shift) {
-  __shared__ double s1[kChannelThreads], s2[kChannelThreads];
-  const int64_t ch = blockIdx.x, count = n * s;
-  const double k0 = double(x[ch * s]);
-  double a1 = 0, a2 = 0;
-  for (int64_t e = threadIdx.x; e < count; e += blockDim.x) {
-    const int64_t i = e / s, k = e % s;
-    const double v = double(x[(i * c + ch) * s + k]) - k0;
-    a1 += v;
-    a2 += v * v;
-  }
-  s1[threadIdx.x] = a1;
-  s2[threadIdx.x] = a2;
+  using K = BatchNormChannel<T>;
+  __shared__ typename K::Shared sh;
+  K::fold(x, n, c, s, sh, blockIdx.x, threadIdx.x, blockDim.x);
   __syncthreads();
-  for (int half = blockDim.x / 2; half > 0; half >>= 1) {
-    if (int(threadIdx.x) < half) {
-      s1[threadIdx.x] += s1[threadIdx.x + half];
-      s2[threadIdx.x] += s2[threadIdx.x + half];
-    }
+  for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+    K::combine(sh, threadIdx.x, stride);
     __syncthreads();
   }
-  if (threadIdx.x != 0) return;
-  const double m1 = s1[0] / double(count);
-  double v = s2[0] / double(count) - m1 * m1;
-  if (v < 0) v = 0;
-  const double r = 1.0 / sqrt(v + eps), wc = w ? double(w[ch]) : 1.0, bc = b ? double(b[ch]) : 0.0;
-  mean[ch] = T(k0 + m1);
-  rstd[ch] = T(r);
-  var[ch] = T(v);
-  scale[ch] = T(r * wc);
-  shift[ch] = T(bc - (k0 + m1) * r * wc);
+  K::finish(x, w, b, n, s, eps, mean, rstd, var, scale, shift, sh, blockIdx.x, threadIdx.x);
 }
 
 template <class T>
@@ -67,10 +47,10 @@ Tensor batch_norm_train(const Tensor& x_in, const Tensor& weight, const Tensor& 
   *mean = empty({c}, x.dtype(), Device::CUDA), *rstd = empty({c}, x.dtype(), Device::CUDA);
   *var = empty({c}, x.dtype(), Device::CUDA);
   if (x.numel() == 0) return y;
-  EMBER_CHECK(c < (int64_t(1) << 31), "batch_norm: too many channels for one launch (", c, ")");
+  EMBER_CHECK(c <= kMaxRowBlocks, "batch_norm: too many channels for one launch (", c, ")");
   Tensor scale = empty({c}, x.dtype(), Device::CUDA), shift = empty({c}, x.dtype(), Device::CUDA);
   EMBER_DISPATCH_FLOAT(x.dtype(), "batch_norm", [&] {
-    channel_stats<scalar_t><<<unsigned(c), kChannelThreads>>>(
+    channel_stats<scalar_t><<<unsigned(c), kRowThreads>>>(
         x.data<scalar_t>(), w.defined() ? w.data<scalar_t>() : nullptr, b.defined() ? b.data<scalar_t>() : nullptr, n, c,
         s, eps, mean->data<scalar_t>(), rstd->data<scalar_t>(), var->data<scalar_t>(), scale.data<scalar_t>(),
         shift.data<scalar_t>());

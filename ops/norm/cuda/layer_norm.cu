@@ -6,50 +6,26 @@
 #include <type_traits>
 
 #include "framework/cuda/indexing.cuh"
+#include "framework/cuda/row_launch.h"
+#include "ops/norm/cuda/norm_phases.h"
 #include "ops/cuda_kernels.h"
 
 namespace ember::cuda {
 namespace {
 
-constexpr int kRowThreads = 256;
-
+// One block per row; the phases are in norm_phases.h, the barriers here.
 template <class T>
 __global__ void layer_norm_rows(const T* x, const T* w, int64_t sw, const T* b, int64_t sb, T* out, T* mean_out,
                                 T* rstd_out, int64_t n, double eps) {
-  using acc_t = std::conditional_t<std::is_same_v<T, float>, double, T>;
-  __shared__ acc_t s1[kRowThreads], s2[kRowThreads];
-  const T* row = x + blockIdx.x * n;
-  acc_t k0 = row[0], a1 = 0, a2 = 0;
-  for (int64_t k = threadIdx.x; k < n; k += blockDim.x) {
-    acc_t v = acc_t(row[k]) - k0;
-    a1 += v;
-    a2 += v * v;
-  }
-  s1[threadIdx.x] = a1;
-  s2[threadIdx.x] = a2;
+  using K = LayerNormRow<T>;
+  __shared__ typename K::Shared s;
+  K::fold(x, n, s, blockIdx.x, threadIdx.x, blockDim.x);
   __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (int(threadIdx.x) < s) {
-      s1[threadIdx.x] += s1[threadIdx.x + s];
-      s2[threadIdx.x] += s2[threadIdx.x + s];
-    }
+  for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+    K::combine(s, threadIdx.x, stride);
     __syncthreads();
   }
-  acc_t m1 = s1[0] / acc_t(n);
-  acc_t var = s2[0] / acc_t(n) - m1 * m1;
-  if (var < 0) var = 0;
-  T tm = T(k0 + m1), tr = T(1 / sqrt(var + acc_t(eps)));
-  T* dst = out + blockIdx.x * n;
-  for (int64_t k = threadIdx.x; k < n; k += blockDim.x) {
-    T v = (row[k] - tm) * tr;
-    if (w) v *= w[k * sw];
-    if (b) v += b[k * sb];
-    dst[k] = v;
-  }
-  if (threadIdx.x == 0) {
-    if (mean_out) mean_out[blockIdx.x] = tm;
-    if (rstd_out) rstd_out[blockIdx.x] = tr;
-  }
+  K::write(x, w, sw, b, sb, out, mean_out, rstd_out, n, eps, s, blockIdx.x, threadIdx.x, blockDim.x);
 }
 
 }  // namespace
@@ -64,7 +40,7 @@ Tensor layer_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, 
   if (rstd) *rstd = empty(ss, x.dtype(), Device::CUDA);
   if (x.numel() == 0) return out;
   int64_t n = x.size(-1), rows = x.numel() / n;
-  EMBER_CHECK(rows < (int64_t(1) << 31), "layer_norm: too many rows for one launch (", rows, ")");
+  EMBER_CHECK(rows <= kMaxRowBlocks, "layer_norm: too many rows for one launch (", rows, ")");
   EMBER_DISPATCH_FLOAT(x.dtype(), "layer_norm", [&] {
     auto param = [](const Tensor& p) {
       return p.defined() ? static_cast<const scalar_t*>(p.impl()->storage->data()) + p.offset() : nullptr;

@@ -8,6 +8,8 @@
 #include <type_traits>
 
 #include "framework/cuda/indexing.cuh"
+#include "framework/cuda/row_launch.h"
+#include "ops/reduce/cuda/row_reduce_phases.h"
 #include "framework/core/tensor.h"
 #include "ops/cuda_kernels.h"
 
@@ -15,23 +17,20 @@ namespace ember::cuda {
 namespace {
 
 template <class T>
-using acc_t = std::conditional_t<std::is_same_v<T, float>, double, T>;
+using acc_t = row_acc_t<T>;
 
-constexpr int kRowThreads = 256;
-
+// One block per row; the phases are in row_reduce_phases.h, the barriers here.
 template <class T>
 __global__ void sum_rows(const T* x, T* o, int64_t r) {
-  __shared__ acc_t<T> part[kRowThreads];
-  const T* row = x + blockIdx.x * r;
-  acc_t<T> acc = 0;
-  for (int64_t k = threadIdx.x; k < r; k += blockDim.x) acc += row[k];
-  part[threadIdx.x] = acc;
+  using K = SumRows<T>;
+  __shared__ typename K::Shared s;
+  K::fold(x, r, s, blockIdx.x, threadIdx.x, blockDim.x);
   __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (int(threadIdx.x) < s) part[threadIdx.x] += part[threadIdx.x + s];
+  for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+    K::combine(s, threadIdx.x, stride);
     __syncthreads();
   }
-  if (threadIdx.x == 0) o[blockIdx.x] = T(part[0]);
+  K::store(o, s, blockIdx.x, threadIdx.x);
 }
 
 template <class T>
@@ -46,40 +45,17 @@ __global__ void sum_cols(const T* x, T* o, int64_t outer, int64_t r, int64_t inn
   }
 }
 
-// "a beats b" for max: larger, or NaN (NaN propagates), ties to the lower index as on the CPU.
-template <class T>
-__device__ bool beats(T av, int64_t ai, T bv, int64_t bi) {
-  if (av != av) return bv == bv || ai < bi;  // a is NaN: wins unless b is an earlier NaN
-  if (bv != bv) return false;
-  return av > bv || (av == bv && ai < bi);
-}
-
 template <class T>
 __global__ void max_rows(const T* x, T* vals, int64_t* idx, int64_t r) {
-  __shared__ T pv[kRowThreads];
-  __shared__ int64_t pi[kRowThreads];
-  const T* row = x + blockIdx.x * r;
-  T best = row[0];
-  int64_t bi = 0;
-  for (int64_t k = threadIdx.x; k < r; k += blockDim.x)
-    if (beats(row[k], k, best, bi)) {
-      best = row[k];
-      bi = k;
-    }
-  pv[threadIdx.x] = best;
-  pi[threadIdx.x] = bi;
+  using K = MaxRows<T>;
+  __shared__ typename K::Shared s;
+  K::fold(x, r, s, blockIdx.x, threadIdx.x, blockDim.x);
   __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (int(threadIdx.x) < s && beats(pv[threadIdx.x + s], pi[threadIdx.x + s], pv[threadIdx.x], pi[threadIdx.x])) {
-      pv[threadIdx.x] = pv[threadIdx.x + s];
-      pi[threadIdx.x] = pi[threadIdx.x + s];
-    }
+  for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+    K::combine(s, threadIdx.x, stride);
     __syncthreads();
   }
-  if (threadIdx.x == 0) {
-    if (vals) vals[blockIdx.x] = pv[0];
-    if (idx) idx[blockIdx.x] = pi[0];
-  }
+  K::store(vals, idx, s, blockIdx.x, threadIdx.x);
 }
 
 template <class T>
@@ -115,7 +91,7 @@ Tensor sum_dim(const Tensor& x, int64_t outer, int64_t r, int64_t inner) {
     const scalar_t* in = x.data<scalar_t>();
     scalar_t* o = out.data<scalar_t>();
     // A grid dimension holds at most 2^31 - 1 blocks; beyond that the column kernel's grid-stride loop serves.
-    if (inner == 1 && outer < (int64_t(1) << 31)) sum_rows<scalar_t><<<unsigned(outer), kRowThreads>>>(in, o, r);
+    if (inner == 1 && outer <= kMaxRowBlocks) sum_rows<scalar_t><<<unsigned(outer), kRowThreads>>>(in, o, r);
     else sum_cols<scalar_t><<<blocks_for(outer * inner), kThreads>>>(in, o, outer, r, inner);
   });
   EMBER_CUDA_CHECK_LAUNCH();
@@ -132,7 +108,7 @@ Tensor max_dim(const Tensor& x, int64_t outer, int64_t r, int64_t inner, bool wa
     const scalar_t* in = x.data<scalar_t>();
     scalar_t* v = want_index ? nullptr : out.data<scalar_t>();
     int64_t* ix = want_index ? out.data<int64_t>() : nullptr;
-    if (inner == 1 && outer < (int64_t(1) << 31)) max_rows<scalar_t><<<unsigned(outer), kRowThreads>>>(in, v, ix, r);
+    if (inner == 1 && outer <= kMaxRowBlocks) max_rows<scalar_t><<<unsigned(outer), kRowThreads>>>(in, v, ix, r);
     else max_cols<scalar_t><<<blocks_for(outer * inner), kThreads>>>(in, v, ix, outer, r, inner);
   });
   EMBER_CUDA_CHECK_LAUNCH();

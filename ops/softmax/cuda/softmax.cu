@@ -5,33 +5,23 @@
 // running max/sum in shared memory, then write the row; inner > 1: one thread per column,
 // neighbouring threads on neighbouring columns (coalesced).
 #include "framework/cuda/indexing.cuh"
+#include "framework/cuda/row_launch.h"
 #include "ops/softmax/cuda/max_sum.cuh"
+#include "ops/softmax/cuda/softmax_phases.h"
 #include "ops/cuda_kernels.h"
 
 namespace ember::cuda {
 namespace {
 
-enum class Kind { Softmax, LogSoftmax, LogSumExp };
-constexpr int kRowThreads = 256;
+using Kind = SoftmaxKind;
 
-template <class T>
-__device__ T finish(Kind kind, T v, const DeviceMaxSum<T>& ms) {
-  using acc_t = typename DeviceMaxSum<T>::acc_t;
-  if (kind == Kind::Softmax) return T(exp(acc_t(v) - acc_t(ms.max)) / ms.sum);
-  return T(acc_t(v) - ms.log_sum_exp());
-}
-
+// One block per row: the row's max and sum (block_row_max_sum), then each thread writes its strided
+// share (SoftmaxRow::write, softmax_phases.h).
 template <class T>
 __global__ void softmax_rows(const T* x, T* out, int64_t r, Kind kind) {
-  __shared__ DeviceMaxSum<T> part[kRowThreads];
-  const T* row = x + blockIdx.x * r;
-  const DeviceMaxSum<T> ms = block_row_max_sum(row, r, part);
-  if (kind == Kind::LogSumExp) {
-    if (threadIdx.x == 0) out[blockIdx.x] = T(ms.log_sum_exp());
-    return;
-  }
-  T* dst = out + blockIdx.x * r;
-  for (int64_t k = threadIdx.x; k < r; k += blockDim.x) dst[k] = finish(kind, row[k], ms);
+  __shared__ typename RowMaxSum<T>::Shared part;
+  const DeviceMaxSum<T> ms = block_row_max_sum(x + blockIdx.x * r, r, part);
+  SoftmaxRow<T>::write(x, out, r, kind, ms, blockIdx.x, threadIdx.x, blockDim.x);
 }
 
 template <class T>
@@ -47,7 +37,7 @@ __global__ void softmax_cols(const T* x, T* out, int64_t outer, int64_t r, int64
       continue;
     }
     T* dst = out + o * r * inner + j;
-    for (int64_t k = 0; k < r; ++k) dst[k * inner] = finish(kind, base[k * inner], ms);
+    for (int64_t k = 0; k < r; ++k) dst[k * inner] = softmax_finish(kind, base[k * inner], ms);
   }
 }
 
@@ -65,7 +55,7 @@ Tensor run(const Tensor& x_in, int64_t dim, Kind kind, const char* op) {
   EMBER_DISPATCH_FLOAT(x.dtype(), op, [&] {
     const scalar_t* in = x.data<scalar_t>();
     scalar_t* o = out.data<scalar_t>();
-    if (inner == 1 && outer < (int64_t(1) << 31)) softmax_rows<scalar_t><<<unsigned(outer), kRowThreads>>>(in, o, r, kind);
+    if (inner == 1 && outer <= kMaxRowBlocks) softmax_rows<scalar_t><<<unsigned(outer), kRowThreads>>>(in, o, r, kind);
     else softmax_cols<scalar_t><<<blocks_for(outer * inner), kThreads>>>(in, o, outer, r, inner, kind);
   });
   EMBER_CUDA_CHECK_LAUNCH();
