@@ -210,3 +210,45 @@ def test_clip_grad_norm_(rng):
     n = nn.utils.clip_grad_norm_([a, b], 1.0)
     assert abs(float(n) - total) < 1e-6 * total  # a float32 0-d tensor, as torch
     assert_close(a.grad, ga / total, rtol=1e-6)
+
+
+def test_from_numpy_shares_only_embers_dtypes():
+    a = np.arange(4, dtype=np.float64)
+    x = ember.from_numpy(a)
+    a[0] = 9.0
+    assert x.numpy()[0] == 9.0  # shared
+    for dt, want in ((np.int32, ember.int64), (np.uint8, ember.int64), (np.float16, ember.float32)):
+        b = np.arange(4).astype(dt)
+        y = ember.from_numpy(b)
+        b[0] = 7
+        assert y.dtype == want and y.numpy()[0] == 0  # a converted copy, as the README says
+
+
+@pytest.mark.parametrize("what,call,exc,fragment", [
+    ("chunk count", lambda: ember.chunk(ember.ones(4), 0), ValueError, "positive"),
+    ("cat empty", lambda: ember.cat([]), ValueError, "non-empty"),
+    ("multinomial shape", lambda: ember.multinomial(ember.ones(2, 2, 2), 1), ValueError, "1-D or 2-D"),
+    ("multinomial negative", lambda: ember.multinomial(ember.tensor([-1.0, 2.0]), 1), ValueError, "non-negative"),
+    ("bernoulli range", lambda: ember.bernoulli(ember.tensor([1.5])), ValueError, "[0, 1]"),
+    ("generator type", lambda: ember.rand(2, generator=3), TypeError, "Generator"),
+    ("float index", lambda: ember.ones(3)[ember.ones(1)], IndexError, "int64 or bool"),
+    ("Conv2d padding mode", lambda: nn.Conv2d(1, 1, 3, padding_mode="reflect"), ValueError, "zeros"),
+    ("BatchNorm momentum None", lambda: nn.BatchNorm2d(3, momentum=None), ValueError, "momentum"),
+    ("gelu approximate", lambda: nn.functional.gelu(ember.ones(2), approximate="fast"), ValueError, "tanh"),
+    ("layer_norm shape", lambda: nn.functional.layer_norm(ember.ones(2, 3), (4,)), ValueError, "normalized_shape"),
+    ("sdpa both masks", lambda: nn.functional.scaled_dot_product_attention(
+        ember.ones(2, 3), ember.ones(2, 3), ember.ones(2, 3), attn_mask=ember.ones(2, 2), is_causal=True),
+     ValueError, "not both"),
+    ("cross_entropy float target", lambda: nn.functional.cross_entropy(ember.ones(2, 3), ember.ones(2)), ValueError,
+     "int64"),
+    ("register_buffer type", lambda: nn.Module().register_buffer("b", 3), TypeError, "ember.Tensor"),
+    ("Sequential of a non-module", lambda: nn.Sequential(nn.ReLU(), 3), TypeError, "nn.Module"),
+    ("optimizer group keys", lambda: optim.SGD([{"params": [ember.ones(2, requires_grad=True)], "foo": 1}]),
+     TypeError, "foo"),
+    ("set_grad_enabled mode", lambda: ember.set_grad_enabled(1), TypeError, "bool"),
+    ("save to a file object", lambda: ember.save({}, object()), TypeError, "path"),
+])
+def test_new_functions_check_their_arguments(what, call, exc, fragment):
+    with pytest.raises(exc) as e:
+        call()
+    assert fragment in str(e.value), (what, str(e.value))
