@@ -39,6 +39,14 @@ from .serialization import save, load  # noqa: F401
 from . import nn, optim, data, cuda, models  # noqa: F401
 
 _torch_tensor.patch(_tensor_module._getitem, _tensor_module._setitem)
+# sizes as one int or a pair (max_pool2d(x, 2)), as torch, for the functions and the methods
+conv2d = nn.functional.conv2d
+max_pool2d = nn.functional.max_pool2d
+avg_pool2d = nn.functional.avg_pool2d
+adaptive_avg_pool2d = nn.functional.adaptive_avg_pool2d
+for _f in (conv2d, max_pool2d, avg_pool2d, adaptive_avg_pool2d):
+    setattr(Tensor, _f.__name__, _f)
+del _f
 
 # sizes as ints or a sequence, dtype and device by position or keyword, requires_grad= (as torch);
 # device="cuda" as well as device=ember.Device.cuda

@@ -230,10 +230,11 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise ValueError(f"F.cross_entropy: target must hold int64 class indices, got {target.dtype} "
                          "(probability targets are not supported)")
     if input.ndim > 2:  # (N, C, d1, ...) -> (N * d1 * ..., C), as torch's K-dimensional form
-        c = input.shape[1]
+        c, out_shape = input.shape[1], list(target.shape)
         perm = [0] + list(range(2, input.ndim)) + [1]
-        input = input.permute(perm).reshape([-1, c])
-        target = target.reshape([-1])
+        loss = _ember.cross_entropy(input.permute(perm).reshape([-1, c]), target.reshape([-1]), reduction,
+                                    ignore_index, label_smoothing)
+        return loss.reshape(out_shape) if reduction == "none" else loss
     return _ember.cross_entropy(input, target, reduction, ignore_index, label_smoothing)
 
 
