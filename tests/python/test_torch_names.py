@@ -252,3 +252,14 @@ def test_new_functions_check_their_arguments(what, call, exc, fragment):
     with pytest.raises(exc) as e:
         call()
     assert fragment in str(e.value), (what, str(e.value))
+
+
+def test_error_messages_speak_python():
+    w = ember.ones(2, requires_grad=True)
+    with pytest.raises(ember.Error) as e:
+        w.mul_(2.0)
+    assert "ember.no_grad()" in str(e.value) and "NoGradGuard" not in str(e.value)
+    m = ember.tensor([True, False])
+    with pytest.raises(ember.Error) as e:
+        m + m
+    assert ".to(ember.float32)" in str(e.value) and "DType::" not in str(e.value)
