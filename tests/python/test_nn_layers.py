@@ -162,3 +162,18 @@ def test_zero_grad_and_state_dict_roundtrip_of_a_cnn(rng):
     missing, unexpected = net.load_state_dict({"4.bias": ember.zeros(4)}, strict=False)
     assert "0.weight" in missing and unexpected == []
     assert not net[4].bias.numpy().any()
+
+
+def test_to_dtype_keeps_ties_and_buffers():
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(5, 3)
+            self.head = nn.Linear(3, 5, bias=False)
+            self.head.weight = self.emb.weight
+            self.bn = nn.BatchNorm1d(3)
+
+    m = Tied().double()
+    assert m.emb.weight.dtype == ember.float64 and m.head.weight is m.emb.weight and m.head.weight.requires_grad
+    assert m.bn.running_mean.dtype == ember.float64 and m.bn.num_batches_tracked.dtype == ember.int64
+    assert len(m.parameters()) == 3
