@@ -3,7 +3,8 @@
 Python rules, gradcheck, nn layers, optimizers, safetensors, Fashion-MNIST, CUDA tensors (where
 the CUDA backend and a GPU exist) and GPT-2 from Hugging Face folders (ember.models).
 
-The C++ core is ember._ember (nanobind); this package adds the Pythonic spellings on top of it.
+The C++ core is ember._ember (nanobind); this package adds the Pythonic spellings on top of it,
+with PyTorch's names and semantics where Ember has the op (python/README.md, "From PyTorch").
 """
 from . import _ember
 from ._ember import (  # noqa: F401  (the public C++ surface, re-exported)
