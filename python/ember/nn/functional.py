@@ -96,6 +96,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None):
 def dropout(input, p=0.5, training=True, inplace=False):
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"F.dropout: p must be in [0, 1], got {p}")
+    if p == 0.0 or not training:  # the identity: no copy (nanoGPT's default dropout is 0)
+        return input
     return _ember.dropout(input, p, training)
 
 
