@@ -2,6 +2,7 @@
 inputs and returns its VJP; grad and value_and_grad are make_vjp with a cotangent of one. Nested
 calls open nested traces, so grad(grad(f)) works on any Python function of Ember ops."""
 import numbers
+import threading
 
 from . import _ember
 from ._ember import Tensor, DType
@@ -122,25 +123,102 @@ def grad(f, argnum=0):
     return g
 
 
-class no_grad:
-    """with ember.no_grad(): ops compute on raw values and record nothing (also a decorator)."""
+# The no-grad scopes open on this thread, outermost first, so that enable_grad can lift them.
+_open = threading.local()
 
-    def __enter__(self):
-        self._guard = _ember._NoGrad()
-        self._guard.__enter__()
-        return self
 
-    def __exit__(self, *exc):
-        self._guard.__exit__(*exc)
-        return False
+def _stack():
+    if not hasattr(_open, "guards"):
+        _open.guards = []
+    return _open.guards
+
+
+class _GradMode:
+    """Base of the grad-mode scopes: a context manager, and a decorator (as torch's)."""
 
     def __call__(self, fn):
+        mode = self
+
         def wrapped(*a, **k):
-            with no_grad():
+            with type(mode)(*mode._args):
                 return fn(*a, **k)
         wrapped.__name__ = getattr(fn, "__name__", "wrapped")
         wrapped.__doc__ = getattr(fn, "__doc__", None)
         return wrapped
+
+
+class no_grad(_GradMode):
+    """with ember.no_grad(): ops compute on raw values and record nothing (also a decorator)."""
+    _args = ()
+
+    def __enter__(self):
+        self._guard = _ember._NoGrad()
+        self._guard.__enter__()
+        _stack().append(self)
+        return self
+
+    def __exit__(self, *exc):
+        st = _stack()
+        if st and st[-1] is self:
+            st.pop()
+        self._guard.__exit__(*exc)
+        return False
+
+
+class inference_mode(no_grad):
+    """As no_grad (Ember has no separate inference mode; inference_mode(False) does nothing)."""
+
+    def __init__(self, mode=True):
+        self._args = (mode,)
+        self._on = bool(mode)
+
+    def __enter__(self):
+        return super().__enter__() if self._on else self
+
+    def __exit__(self, *exc):
+        return super().__exit__(*exc) if self._on else False
+
+
+class enable_grad(_GradMode):
+    """Records again inside a no_grad scope (also a decorator)."""
+    _args = ()
+
+    def __enter__(self):
+        st = _stack()
+        self._lifted = list(st)
+        for g in reversed(self._lifted):  # innermost first, so each guard restores what it saw
+            g._guard.__exit__(None, None, None)
+        st.clear()
+        return self
+
+    def __exit__(self, *exc):
+        st = _stack()
+        for g in self._lifted:
+            g._guard = _ember._NoGrad()
+            g._guard.__enter__()
+            st.append(g)
+        return False
+
+
+class set_grad_enabled(_GradMode):
+    """set_grad_enabled(False) turns recording off at once (as a call) or for a with-block."""
+
+    def __init__(self, mode):
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled: mode must be a bool, got {type(mode).__name__}")
+        self._args = (mode,)
+        self._scope = no_grad() if not mode else enable_grad()
+        self._scope.__enter__()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return self._scope.__exit__(*exc)
+
+
+def is_grad_enabled():
+    return _ember.grad_enabled()
 
 
 def autodiff_trace(f, x, direction=None):

@@ -31,6 +31,9 @@ void bind_io(nb::module_& m);
 void bind_gpt2(nb::module_& m);
 void bind_cuda(nb::module_& m);
 void bind_study(nb::module_& m);
+void bind_errors(nb::module_& m);  // ember.Error first: the other bind_* functions may raise it
+// The message of an ember::Error as Python spells it (".to(ember.float32)", "ember.no_grad()").
+std::string pythonic_message(std::string s);
 
 // Ops run their kernels without the GIL, so that other Python threads run meanwhile; a Python
 // callback (a custom op's rule, a traced Python function) takes it back through PyCallable.

@@ -7,8 +7,8 @@ NB_MODULE(_ember, m) {
   // Python rules and through them tensors and types until exit; nanobind would report those as
   // leaks at interpreter shutdown. They are released deliberately never, not lost.
   nb::set_leak_warnings(false);
-  // ember::Error keeps its message and becomes ember.Error, a RuntimeError.
-  nb::exception<ember::Error>(m, "Error", PyExc_RuntimeError);
+  // ember::Error becomes ember.Error, a RuntimeError, its message in Python's spelling (errors.cpp).
+  ember::py::bind_errors(m);
   // One class object, filled by bind_tensor (metadata, views, operators) and bind_ops (methods).
   nb::class_<ember::Tensor> cls(m, "Tensor");
   ember::py::bind_tensor(m, cls);

@@ -44,7 +44,7 @@ def test_module_tree_parameters_state_dict(rng):
     np.testing.assert_array_equal(other.head.weight.numpy(), net.head.weight.numpy())
     with pytest.raises(ember.Error, match="missing"):
         other.load_state_dict({})
-    assert "Linear(6, 8" in repr(net)
+    assert "Linear(in_features=6, out_features=8" in repr(net)  # torch's repr
 
 
 @pytest.mark.parametrize("kind", ["sgd", "adam", "adamw"])
