@@ -213,6 +213,9 @@ void Tensor::backward(const Tensor& cotangent) const { autograd::eager_backward(
 Tensor Tensor::detach() const { return autograd::unbox_all(*this); }
 
 Tensor& Tensor::fill_(double value) {
+  // Converting NaN, an infinity or |v| >= 2^63 to int64 is undefined in C++; refuse it by name.
+  EMBER_CHECK(dtype() != DType::Int64 || (value >= -9223372036854775808.0 && value < 9223372036854775808.0), "fill_: ",
+              value, " is not an int64 value (expected a finite number in [-2^63, 2^63))");
   checked()->storage->mark_written("fill_");
   if (device() == Device::CUDA) {  // ops/shape/cuda/copy.cu: no host buffer, no synchronous copy
     cuda::runtime::fill(*this, value);
