@@ -159,8 +159,8 @@ class DictParser {
     }
     ++pos_;
     // (3) is the integer 3 in Python, not a tuple; NumPy writes (3,).
-    fail_if(out.size() == 1 && !comma_after_last, "has the shape (" + std::to_string(out[0]) +
-                                                      "), which is not a tuple (expected (" + std::to_string(out[0]) + ",))");
+    if (out.size() == 1 && !comma_after_last)
+      fail(str("has the shape (", out[0], "), which is not a tuple (expected (", out[0], ",))"));
     return out;
   }
 
