@@ -164,6 +164,13 @@ std::vector<T> Tensor::to_vector() const {
   out.reserve(size_t(numel()));
   const void* base = c.impl()->storage->data();
   DType dt = c.dtype();
+  if constexpr (std::is_same_v<T, int64_t>) {
+    // Exactly: through a double, int64 values above 2^53 would round (and 2^63-1 would overflow).
+    if (dt == DType::Int64) {
+      for_each_offset(c, [&](int64_t off) { out.push_back(static_cast<const int64_t*>(base)[off]); });
+      return out;
+    }
+  }
   for_each_offset(c, [&](int64_t off) { out.push_back(T(read(base, dt, off))); });
   return out;
 }

@@ -455,3 +455,11 @@ TEST(Tensor, Int64FillRefusesValuesOutsideItsRange) {
   EXPECT_EQ(full({1}, 4611686018427387904.0, DType::Int64).to_vector<int64_t>()[0], int64_t(1) << 62);
   EXPECT_TRUE(std::isnan(full({1}, nan).item()));  // floats take anything
 }
+
+// to_vector<int64_t> of an int64 tensor is exact: through a double, 2^53 + 1 rounded and 2^63 - 1
+// overflowed to INT64_MIN.
+TEST(Tensor, Int64ToVectorIsExact) {
+  const std::vector<int64_t> v{std::numeric_limits<int64_t>::max(), (int64_t(1) << 53) + 1, std::numeric_limits<int64_t>::min(), -7};
+  EXPECT_EQ(from_vector(v).to_vector<int64_t>(), v);
+  EXPECT_EQ(from_vector(v, {2, 2}).t().to_vector<int64_t>(), (std::vector<int64_t>{v[0], v[2], v[1], v[3]}));
+}
