@@ -133,7 +133,7 @@ int run(Config c) {
   const bool root = !comm || comm->is_root();
   if (comm) {
     // First of all, before any collective whose size depends on them (framework/train/dist/settings_check.h).
-    dist::check_same_settings(*comm, settings_of(c), "train_classifier");
+    dist::check_same_settings(*comm, settings_of(c));
     EMBER_CHECK(c.batch_size % comm->world_size() == 0, "--batch-size ", c.batch_size, " is not a multiple of the ",
                 comm->world_size(), " ranks (expected the global batch, split evenly between them)");
     if (!root) {

@@ -110,8 +110,7 @@ int train(int argc, char** argv) {
                                {"--context", context}, {"--layers", cfg.n_layer}, {"--heads", cfg.n_head},
                                {"--embd", cfg.n_embd}, {"--lr", lr}, {"--eval-every", eval_every},
                                {"--eval-batches", eval_batches}, {"--checkpoint-blocks", a.count("checkpoint-blocks") > 0},
-                               {"--resume", !resume.empty()}},
-                              "gpt2 train");
+                               {"--resume", !resume.empty()}});
   if (comm)
     EMBER_CHECK(batch % comm->world_size() == 0, "--batch ", batch, " is not a multiple of the ", comm->world_size(),
                 " ranks (expected the global batch, split evenly between them)");

@@ -28,8 +28,8 @@ std::string first_difference(const nlohmann::ordered_json& a, int ra, const nloh
   return "";
 }
 
-void check_same_settings(Communicator& comm, const nlohmann::ordered_json& settings, const std::string& program) {
-  EMBER_CHECK(settings.is_object(), program, ": the settings to compare must be a JSON object");
+void check_same_settings(Communicator& comm, const nlohmann::ordered_json& settings) {
+  EMBER_CHECK(settings.is_object(), "dist: the settings to compare must be a JSON object");
   const int world = comm.world_size();
   if (world == 1) return;
   const std::string text = settings.dump();
@@ -61,10 +61,10 @@ void check_same_settings(Communicator& comm, const nlohmann::ordered_json& setti
   for (int r = 1; r < world; ++r) {
     const std::string diff = first_difference(root, 0, text_of(r), r);
     if (!diff.empty())
-      throw Error(str(program, ": the ranks were started with different settings: ", diff,
+      throw Error(str("the ranks were started with different settings: ", diff,
                       " (expected every rank to run with the same flags)"));
   }
-  throw Error(str(program, ": the ranks' settings differ in their encoding (expected the same program on every rank)"));
+  throw Error(str("the ranks' settings differ in their encoding (expected the same program on every rank)"));
 }
 
 }  // namespace ember::dist

@@ -15,8 +15,8 @@ namespace ember::dist {
 
 // `settings` maps each setting's name (the flag, "--batch-size") to its value, in the order to
 // report them. Two collectives of fixed size compare lengths and hashes; only on a mismatch is the
-// text itself gathered. `program` names the caller in the error.
-void check_same_settings(Communicator& comm, const nlohmann::ordered_json& settings, const std::string& program);
+// text itself gathered. (The programs prefix the message with their own name.)
+void check_same_settings(Communicator& comm, const nlohmann::ordered_json& settings);
 
 // The first setting whose value differs between `a` (rank `ra`) and `b` (rank `rb`), as the
 // message check_same_settings raises; empty when they are equal.
