@@ -18,6 +18,19 @@ Tensor Tensor::permute(const Shape& d) const { return ember::permute(*this, d); 
 Tensor Tensor::slice(int64_t d, int64_t s, int64_t e, int64_t st) const { return ember::slice(*this, d, s, e, st); }
 Tensor Tensor::expand(const Shape& s) const { return ember::expand(*this, s); }
 Tensor Tensor::unsqueeze(int64_t d) const { return ember::unsqueeze(*this, d); }
+Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
+  // Unlike slice, narrow promises `length` elements: a window past the end or a negative length
+  // is an error, not a clamped or empty result.
+  EMBER_CHECK(defined(), "narrow: input is undefined");
+  EMBER_CHECK(dim() > 0, "narrow: cannot narrow a 0-d tensor");
+  const int64_t n = size(d);
+  EMBER_CHECK(start >= -n && start <= n, "narrow: start ", start, " is out of range for dimension ", d, " of size ", n,
+              " (expected ", -n, " to ", n, ")");
+  if (start < 0) start += n;
+  EMBER_CHECK(length >= 0 && length <= n - start, "narrow: length ", length, " from start ", start,
+              " does not fit dimension ", d, " of size ", n, " (expected 0 to ", n - start, ")");
+  return slice(d, start, start + length);
+}
 Tensor Tensor::squeeze(int64_t d) const { return ember::squeeze(*this, d); }
 Tensor Tensor::contiguous() const { return is_contiguous() ? *this : ember::copy(*this); }
 Tensor Tensor::clone() const { return ember::copy(*this); }

@@ -20,6 +20,7 @@
 #include "framework/train/data/data_loader.h"
 #include "framework/train/data/fashion_mnist.h"
 #include "framework/train/dist/data_parallel.h"
+#include "framework/train/dist/settings_check.h"
 #include "framework/train/dist/sharded_sampler.h"
 #include "framework/train/io/checkpoint.h"
 #include "framework/train/io/safetensors.h"
@@ -99,7 +100,7 @@ EvalResult evaluate(nn::Module& model, const std::shared_ptr<const data::Dataset
 }
 
 void write_text(const std::string& path, const std::string& text) {
-  io::write_file_atomic(path, std::vector<uint8_t>(text.begin(), text.end()));
+  io::write_text_atomic(path, text);
 }
 
 std::string metrics_csv(const json& epochs) {
@@ -112,6 +113,18 @@ std::string metrics_csv(const json& epochs) {
   return os.str();
 }
 
+// Every flag that changes what a data-parallel run computes; the ranks must agree on all of them.
+// (Not --data, --out, --resume or --json: paths may differ between machines; not --threads.)
+nlohmann::ordered_json settings_of(const Config& c) {
+  return {{"--model", c.model},       {"--hidden", c.hidden},         {"--activation", c.activation},
+          {"--init", c.init},         {"--dropout", c.dropout},       {"--epochs", c.epochs},
+          {"--stop-after", c.stop_after}, {"--batch-size", c.batch_size}, {"--optimizer", c.optimizer},
+          {"--lr", c.lr},             {"--min-lr", c.min_lr},         {"--schedule", c.schedule},
+          {"--warmup-steps", c.warmup_steps}, {"--weight-decay", c.weight_decay}, {"--momentum", c.momentum},
+          {"--nesterov", c.nesterov}, {"--clip-grad", c.clip},        {"--val-size", c.val_size},
+          {"--limit", c.limit},       {"--seed", c.seed},             {"--resume", !c.resume.empty()}};
+}
+
 int run(Config c) {
   if (c.threads > 0) omp_set_num_threads(int(c.threads));
   // --distributed: the ranks mpirun started share each global batch of --batch-size examples;
@@ -119,6 +132,8 @@ int run(Config c) {
   dist::Communicator* comm = c.distributed ? &dist::init() : nullptr;
   const bool root = !comm || comm->is_root();
   if (comm) {
+    // First of all, before any collective whose size depends on them (framework/train/dist/settings_check.h).
+    dist::check_same_settings(*comm, settings_of(c));
     EMBER_CHECK(c.batch_size % comm->world_size() == 0, "--batch-size ", c.batch_size, " is not a multiple of the ",
                 comm->world_size(), " ranks (expected the global batch, split evenly between them)");
     if (!root) {

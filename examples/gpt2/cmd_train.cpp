@@ -14,6 +14,7 @@
 #include "framework/core/autograd/trace.h"
 #include "framework/train/io/checkpoint.h"
 #include "framework/train/dist/data_parallel.h"
+#include "framework/train/dist/settings_check.h"
 #include "framework/train/optim/adam.h"
 #include "framework/train/optim/clip_grad.h"
 #include "models/gpt2/checkpoint.h"
@@ -27,7 +28,7 @@ namespace {
 // A byte-level vocabulary is GPT-2's BPE with no merges: the 256 byte symbols and end-of-text.
 // Every output file is written atomically: a kill leaves the old file or the new one, never half.
 void write_text(const std::string& path, const std::string& text) {
-  io::write_file_atomic(path, std::vector<uint8_t>(text.begin(), text.end()));
+  io::write_text_atomic(path, text);
 }
 
 void write_byte_tokenizer(const std::string& dir) {
@@ -103,6 +104,13 @@ int train(int argc, char** argv) {
   // rank 0 alone writes and prints the sample (examples/classifier/README.md, "Data-parallel training").
   dist::Communicator* comm = a.count("distributed") ? &dist::init() : nullptr;
   const bool root = !comm || comm->is_root();
+  if (comm)  // before any collective whose size depends on them (framework/train/dist/settings_check.h)
+    dist::check_same_settings(*comm,
+                              {{"--seed", a["seed"].as<uint64_t>()}, {"--steps", steps}, {"--batch", batch},
+                               {"--context", context}, {"--layers", cfg.n_layer}, {"--heads", cfg.n_head},
+                               {"--embd", cfg.n_embd}, {"--lr", lr}, {"--eval-every", eval_every},
+                               {"--eval-batches", eval_batches}, {"--checkpoint-blocks", a.count("checkpoint-blocks") > 0},
+                               {"--resume", !resume.empty()}});
   if (comm)
     EMBER_CHECK(batch % comm->world_size() == 0, "--batch ", batch, " is not a multiple of the ", comm->world_size(),
                 " ranks (expected the global batch, split evenly between them)");

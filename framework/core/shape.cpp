@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "framework/core/error.h"
+#include "framework/core/max_rank.h"
 
 namespace ember {
 
@@ -38,7 +39,13 @@ std::string to_string(const Shape& s) {
   return out + "]";
 }
 
+void check_rank(size_t rank, const char* what) {
+  EMBER_CHECK(rank <= size_t(kMaxRank), what, ": a shape of ", rank, " dimensions is too many (at most ", kMaxRank,
+              ", NumPy's limit)");
+}
+
 Shape contiguous_strides(const Shape& s) {
+  check_rank(s.size(), "shape");  // every new tensor's strides come from here
   Shape st(s.size());
   int64_t acc = 1;
   for (size_t i = s.size(); i-- > 0;) {

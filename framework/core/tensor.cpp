@@ -164,6 +164,13 @@ std::vector<T> Tensor::to_vector() const {
   out.reserve(size_t(numel()));
   const void* base = c.impl()->storage->data();
   DType dt = c.dtype();
+  if constexpr (std::is_same_v<T, int64_t>) {
+    // Exactly: through a double, int64 values above 2^53 would round (and 2^63-1 would overflow).
+    if (dt == DType::Int64) {
+      for_each_offset(c, [&](int64_t off) { out.push_back(static_cast<const int64_t*>(base)[off]); });
+      return out;
+    }
+  }
   for_each_offset(c, [&](int64_t off) { out.push_back(T(read(base, dt, off))); });
   return out;
 }
@@ -213,6 +220,9 @@ void Tensor::backward(const Tensor& cotangent) const { autograd::eager_backward(
 Tensor Tensor::detach() const { return autograd::unbox_all(*this); }
 
 Tensor& Tensor::fill_(double value) {
+  // Converting NaN, an infinity or |v| >= 2^63 to int64 is undefined in C++; refuse it by name.
+  EMBER_CHECK(dtype() != DType::Int64 || (value >= -9223372036854775808.0 && value < 9223372036854775808.0), "fill_: ",
+              value, " is not an int64 value (expected a finite number in [-2^63, 2^63))");
   checked()->storage->mark_written("fill_");
   if (device() == Device::CUDA) {  // ops/shape/cuda/copy.cu: no host buffer, no synchronous copy
     cuda::runtime::fill(*this, value);

@@ -75,7 +75,7 @@ class Tensor {
   Tensor permute(const Shape& dims) const;
   Tensor t() const { return transpose(-2, -1); }
   Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;  // Python-style bounds
-  Tensor narrow(int64_t dim, int64_t start, int64_t length) const { return slice(dim, start, start + length); }
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;  // exactly `length` from `start`, else an error
   Tensor expand(const Shape& shape) const;  // NumPy broadcasting; -1 keeps a dimension
   Tensor unsqueeze(int64_t dim) const;
   Tensor squeeze(int64_t dim) const;

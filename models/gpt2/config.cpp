@@ -43,6 +43,19 @@ Config Config::from_json_string(const std::string& text) {
     throw Error(str("gpt2 config: config.json is not valid JSON: ", e.what()));
   }
   EMBER_CHECK(j.is_object(), "gpt2 config: config.json must hold an object");
+  // Keys that choose a different model: refused unless they name the one Ember builds, so that
+  // a BERT or a ReLU config does not load as GPT-2 (absent keys mean GPT-2's defaults).
+  auto expect_one_of = [&](const char* key, std::initializer_list<const char*> allowed, const char* what) {
+    if (!j.contains(key)) return;
+    EMBER_CHECK(j[key].is_string(), "gpt2 config: '", key, "' must be a string, got ", j[key].dump());
+    const std::string v = j[key].get<std::string>();
+    for (const char* a : allowed)
+      if (v == a) return;
+    throw Error(str("gpt2 config: '", key, "' is '", v, "'; Ember's GPT-2 supports only ", what));
+  };
+  expect_one_of("model_type", {"gpt2"}, "'gpt2'");
+  expect_one_of("activation_function", {"gelu_new", "gelu_pytorch_tanh"},
+                "'gelu_new' or 'gelu_pytorch_tanh' (GELU with the tanh approximation)");
   Config c;
   auto get = [&](const char* key, int64_t& field) {
     if (!j.contains(key)) return;

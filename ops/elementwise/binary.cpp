@@ -1,4 +1,5 @@
 // Binary primitives with broadcasting, comparisons, where/masked_fill and casts.
+#include <atomic>
 #include <cmath>
 
 #include "framework/core/autograd/primitive.h"
@@ -156,12 +157,26 @@ Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b) {
 Tensor cast_kernel(const Tensor& x, DType dtype) {
   if (x.device() == Device::CUDA) return cuda_kernels::cast(x, dtype);
   check_cpu(x, "cast");
-  return EMBER_DISPATCH_ALL_AND_BOOL(x.dtype(), "cast", [&] {
+  // A float that int64 cannot hold (NaN, an infinity, |v| >= 2^63) is an error, not a silent
+  // INT64_MIN: flagged inside the loop (which may run on several threads), raised after it.
+  std::atomic<bool> unrepresentable{false};
+  Tensor out = EMBER_DISPATCH_ALL_AND_BOOL(x.dtype(), "cast", [&] {
     using In = scalar_t;
     return EMBER_DISPATCH_ALL_AND_BOOL(dtype, "cast", [&] {
-      return cpu::unary_loop<In, scalar_t>(x, dtype, [](In v) { return scalar_t(v); });
+      return cpu::unary_loop<In, scalar_t>(x, dtype, [&unrepresentable](In v) {
+        if constexpr (std::is_floating_point_v<In> && std::is_same_v<scalar_t, int64_t>) {
+          if (!(v >= In(-9223372036854775808.0) && v < In(9223372036854775808.0))) {
+            unrepresentable.store(true, std::memory_order_relaxed);
+            return scalar_t(0);
+          }
+        }
+        return scalar_t(v);
+      });
     });
   });
+  EMBER_CHECK(!unrepresentable.load(), "cast: a ", x.dtype(), " value is NaN, infinite or outside int64's range",
+              " (expected finite values in [-2^63, 2^63) to cast to int64)");
+  return out;
 }
 
 struct CastAttrs {

@@ -26,8 +26,16 @@ EMBER_HD inline T apply_binary(BinaryOp op, T x, T y) {
       if constexpr (std::is_same_v<T, bool>) return x && y;  // a product of truth values
       else return x * y;
     case BinaryOp::Div:
-      if constexpr (std::is_integral_v<T>) return y == 0 ? T(0) : T(x / y);  // no SIGFPE on bad input
-      else return x / y;
+      if constexpr (std::is_integral_v<T>) {
+        // No SIGFPE on bad input: x / 0 is 0, and MIN / -1 wraps to MIN (two's complement, as
+        // PyTorch does), computed as an unsigned negation so that no signed overflow happens.
+        if (y == 0) return T(0);
+        if constexpr (std::is_signed_v<T>)
+          if (y == T(-1)) return T(std::make_unsigned_t<T>(0) - std::make_unsigned_t<T>(x));
+        return T(x / y);
+      } else {
+        return x / y;
+      }
     case BinaryOp::Pow: return T(std::pow(x, y));
     // NaN propagates from either side (x != x only for a NaN).
     case BinaryOp::Max: return (x >= y || x != x) ? x : y;

@@ -2,6 +2,7 @@
 #include <numeric>
 
 #include "framework/core/autograd/primitive.h"
+#include "framework/core/max_rank.h"
 #include "ops/op_list.h"
 #include "framework/core/strided.h"
 #include "ops/reduce/reduce.h"
@@ -11,6 +12,7 @@ namespace ember {
 namespace {
 
 Tensor make_view(const Tensor& x, Shape shape, Shape strides, int64_t offset) {
+  check_rank(shape.size(), "view");  // unsqueeze, reshape and expand may add dimensions
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = x.impl()->storage;
   impl->shape = std::move(shape);

@@ -29,6 +29,23 @@ def _ember_dtype_for(a, dtype):
                        "expected numbers (float32, float64 or int64 after conversion)")
 
 
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
+
+def _converted(a, want):
+    """A C-ordered copy of `a` in Ember dtype `want`. Values that int64 cannot hold raise
+    ValueError: NumPy would wrap uint64 values above 2^63-1 and turn NaN or inf into INT64_MIN
+    without a word."""
+    if want == DType.int64 and a.size and a.dtype.kind == "u" and int(a.max()) > _INT64_MAX:
+        raise ValueError(f"cannot convert {a.dtype} value {int(a.max())} to int64 (largest: {_INT64_MAX})")
+    if want == DType.int64 and a.size and a.dtype.kind == "f":
+        bad = ~np.isfinite(a) | (a < -2.0 ** 63) | (a >= 2.0 ** 63)
+        if bad.any():
+            raise ValueError(f"cannot convert {a.dtype} value {a[bad].flat[0]} to int64 "
+                             "(expected finite values in [-2^63, 2^63))")
+    return np.array(a, dtype=_TO_NUMPY[want], copy=True, order="C")
+
+
 def _shareable(a):
     """True when Ember can address `a`'s memory as it is: one of Ember's dtypes in native byte
     order, aligned, writable, strides in whole non-negative elements."""
@@ -47,7 +64,7 @@ def from_numpy(a, dtype=None):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(a).__name__}")
     want = _ember_dtype_for(a, dtype)
     if not (_shareable(a) and _FROM_NUMPY[a.dtype] == want):
-        a = np.array(a, dtype=_TO_NUMPY[want], copy=True, order="C")
+        a = _converted(a, want)
     return Tensor._from_ndarray(a)
 
 
@@ -107,7 +124,7 @@ def tensor(data, dtype=None, requires_grad=False, device=None):
             dtype = DType.float32
         if a.dtype.kind not in "biuf":
             raise _ember.Error(f"tensor: expected numbers, got data of NumPy dtype {a.dtype}")
-        t = from_numpy(np.array(a, dtype=_TO_NUMPY[_ember_dtype_for(a, dtype)], copy=True, order="C"))
+        t = from_numpy(_converted(a, _ember_dtype_for(a, dtype)))
     if requires_grad:
         t.requires_grad_()
     return t

@@ -25,7 +25,8 @@ std::string pythonic_message(std::string s) {
 }
 
 void bind_errors(nb::module_& m) {
-  static nb::exception<ember::Error> error(m, "Error", PyExc_RuntimeError);
+  // Never freed: a static would drop its reference after the interpreter has finalised.
+  auto* error = new nb::exception<ember::Error>(m, "Error", PyExc_RuntimeError);
   // Registered after nb::exception's own translator, so it is tried first.
   nb::register_exception_translator(
       [](const std::exception_ptr& p, void* type) {
@@ -39,7 +40,7 @@ void bind_errors(nb::module_& m) {
           Py_DECREF(text);
         }
       },
-      error.ptr());
+      error->ptr());
 }
 
 }  // namespace ember::py

@@ -4,6 +4,7 @@
 #include <nanobind/operators.h>
 
 #include "bindings.h"
+#include "framework/core/max_rank.h"
 
 namespace ember::py {
 
@@ -53,6 +54,7 @@ using CudaArray = nb::ndarray<nb::device::cuda>;
 // checked that the layout is one Ember can address: non-negative strides in whole elements, aligned.
 template <class Array>
 Tensor from_array(const Array& a, Device device) {
+  check_rank(a.ndim(), "from_numpy");  // a DLPack producer may declare any number of dimensions
   auto impl = std::make_shared<TensorImpl>();
   impl->dtype = ember_dtype(a.dtype());
   int64_t extent = 1;  // elements from the first to one past the last

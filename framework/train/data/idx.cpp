@@ -10,6 +10,8 @@
 #include <memory>
 #include <new>
 
+#include "framework/train/io/atomic_write.h"
+
 namespace ember::data {
 
 namespace {
@@ -213,6 +215,27 @@ IdxArray read_idx(const std::string& path, size_t max_bytes) {
   }
 }
 
+namespace {
+// The gzip stream of `raw` (zlib's deflate with a gzip wrapper), built in memory so that the file
+// itself goes through write_file_atomic.
+std::vector<uint8_t> gzip_bytes(const std::vector<uint8_t>& raw) {
+  EMBER_CHECK(raw.size() < (uint64_t(1) << 32), "write_idx: ", raw.size(), " bytes are too many to gzip in one piece");
+  z_stream z{};
+  EMBER_CHECK(deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK,
+              "write_idx: cannot start gzip");
+  std::vector<uint8_t> out(deflateBound(&z, uLong(raw.size())) + 32);
+  z.next_in = const_cast<Bytef*>(raw.data());
+  z.avail_in = uInt(raw.size());
+  z.next_out = out.data();
+  z.avail_out = uInt(out.size());
+  const int rc = deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  EMBER_CHECK(rc == Z_STREAM_END, "write_idx: gzip failed (zlib code ", rc, ")");
+  return out;
+}
+}  // namespace
+
 void write_idx(const std::string& path, const IdxArray& a, bool gzip) {
   EMBER_CHECK(type_size(a.type_code) != 0, "write_idx: unknown element type code ", int(a.type_code));
   EMBER_CHECK(!a.dims.empty() && a.dims.size() < 256, "write_idx: need 1 to 255 dimensions, got ", a.dims.size());
@@ -225,16 +248,8 @@ void write_idx(const std::string& path, const IdxArray& a, bool gzip) {
     for (int s = 24; s >= 0; s -= 8) bytes.push_back(uint8_t(uint64_t(d) >> s));
   }
   bytes.insert(bytes.end(), a.payload.begin(), a.payload.end());
-  if (gzip) {
-    std::unique_ptr<gzFile_s, GzCloser> f(gzopen(path.c_str(), "wb"));
-    EMBER_CHECK(f, "write_idx: cannot create '", path, "'");
-    EMBER_CHECK(gzwrite(f.get(), bytes.data(), unsigned(bytes.size())) == int(bytes.size()), "write_idx: write to '", path, "' failed");
-    EMBER_CHECK(gzclose(f.release()) == Z_OK, "write_idx: closing '", path, "' failed");
-  } else {
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "wb"), &std::fclose);
-    EMBER_CHECK(f, "write_idx: cannot create '", path, "'");
-    EMBER_CHECK(std::fwrite(bytes.data(), 1, bytes.size(), f.get()) == bytes.size(), "write_idx: write to '", path, "' failed");
-  }
+  if (gzip) bytes = gzip_bytes(bytes);
+  io::write_file_atomic(path, bytes);
 }
 
 }  // namespace ember::data

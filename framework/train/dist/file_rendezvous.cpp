@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "framework/train/dist/poll.h"
+#include "framework/train/io/atomic_write.h"
 
 namespace ember::dist {
 
@@ -77,21 +78,6 @@ bool read_whole(const std::string& path, std::vector<uint8_t>& out, std::string&
   return true;
 }
 
-void write_all(int fd, const std::vector<uint8_t>& bytes, const std::string& path) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t put = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (put < 0 && errno == EINTR) continue;
-    if (put <= 0) {
-      const int e = errno;
-      ::close(fd);
-      ::unlink(path.c_str());
-      throw Error(str("dist rendezvous: cannot write ", path, ": ", errno_text(e)));
-    }
-    done += size_t(put);
-  }
-}
-
 }  // namespace
 
 std::string rendezvous_job_token() {
@@ -118,17 +104,12 @@ void publish_rendezvous(const std::string& path, const std::string& job, int wor
   file.resize(file.size() + kChecksum);
   std::memcpy(file.data() + file.size() - kChecksum, &sum, kChecksum);
 
-  // Readers see the old file or the whole new one, never a part: rename replaces atomically.
-  const std::string tmp = str(path, ".tmp.", getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw Error(str("dist rendezvous: cannot create ", tmp, " (beside ", kRendezvousFileVariable, "=", path,
-                    "): ", errno_text(errno), " (expected a folder that every rank can write and read)"));
-  write_all(fd, file, tmp);
-  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    ::unlink(tmp.c_str());
-    throw Error(str("dist rendezvous: cannot move ", tmp, " to ", path, ": ", errno_text(e)));
+  // Readers see the old file or the whole new one, never a part: write_file_atomic renames.
+  try {
+    io::write_file_atomic(path, file);
+  } catch (const Error& e) {
+    throw Error(str("dist rendezvous: ", e.what(), " (beside ", kRendezvousFileVariable, "=", path,
+                    "; expected a folder that every rank can write and read)"));
   }
 }
 

@@ -1,6 +1,5 @@
 #include "framework/train/io/safetensors.h"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +10,8 @@
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+
+#include "framework/core/max_rank.h"
 
 namespace ember::io {
 
@@ -124,6 +125,7 @@ std::vector<Entry> parse_header(const char* text, size_t len, uint64_t data_len,
     e.dtype = v["dtype"].get<std::string>();
     size_t es = file_itemsize(e.dtype);
     EMBER_CHECK(es != 0, where, ": unsupported dtype '", e.dtype, "' (Ember reads F32, F64, I64, BOOL, F16 and BF16)");
+    check_rank(v["shape"].size(), where.c_str());  // before the shape is printed or allocated
     uint64_t count = 1;
     bool overflow = false;
     for (const json& d : v["shape"]) {
@@ -256,49 +258,6 @@ Safetensors parse_safetensors(const std::vector<uint8_t>& bytes, const std::stri
   std::vector<Entry> entries = read_header(bytes.data(), bytes.size(), what, start, out.metadata);
   for (const Entry& e : entries) out.tensors.emplace_back(e.name, make_tensor(e, bytes.data() + start + e.begin));
   return out;
-}
-
-int remove_stale_temp_files(const std::string& path) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  const std::string prefix = target.filename().string() + ".tmp.";
-  std::error_code ec;
-  fs::directory_iterator it(dir, ec), end;
-  int removed = 0;
-  for (; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
-    const std::string digits = name.substr(prefix.size());
-    if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
-    const pid_t pid = pid_t(std::stol(digits));
-    // Only a writer that is gone: a live one (or one we may not signal) may still be renaming it.
-    if (pid <= 0 || pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
-    std::error_code rm;
-    if (fs::remove(it->path(), rm)) ++removed;
-  }
-  return removed;
-}
-
-void write_file_atomic(const std::string& path, const std::vector<uint8_t>& bytes) {
-  remove_stale_temp_files(path);  // left by writers killed between create and rename
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  EMBER_CHECK(f, "cannot create '", tmp, "': ", std::strerror(errno));
-  bool ok = bytes.empty() || std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  ok = std::fflush(f) == 0 && ok;
-  ok = ::fsync(::fileno(f)) == 0 && ok;
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) {
-    int err = errno;
-    std::remove(tmp.c_str());
-    throw Error(str("writing '", tmp, "' failed: ", std::strerror(err)));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    std::remove(tmp.c_str());
-    throw Error(str("cannot rename '", tmp, "' to '", path, "': ", std::strerror(err)));
-  }
 }
 
 void save_safetensors(const std::string& path, const NamedTensors& tensors, const Metadata& metadata) {

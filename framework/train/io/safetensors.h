@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/train/io/atomic_write.h"
 #include "framework/train/nn/module.h"
 
 namespace ember::io {
@@ -27,8 +28,8 @@ std::vector<uint8_t> serialize_safetensors(const NamedTensors& tensors, const Me
 // Parses bytes held in memory; `what` names the source in error messages.
 Safetensors parse_safetensors(const std::vector<uint8_t>& bytes, const std::string& what = "safetensors buffer");
 
-// Writes to `path` through a temporary file in the same folder, then renames it over `path`, so a
-// crash never leaves a half-written file under that name.
+// Writes to `path` through write_file_atomic (atomic_write.h): a crash or error never leaves a
+// half-written file under that name.
 void save_safetensors(const std::string& path, const NamedTensors& tensors, const Metadata& metadata = {});
 Safetensors load_safetensors(const std::string& path);
 
@@ -47,12 +48,5 @@ void save_module(const std::string& path, const nn::Module& module, const Metada
 // Loads a file into a module: every name, shape and dtype must match (the error names the first
 // that differs, and the model is left unchanged). Returns the file's metadata.
 Metadata load_module(const std::string& path, nn::Module& module, bool strict = true);
-
-// Writes `bytes` to `path` via a temporary file "<path>.tmp.<pid>" and rename (used by
-// save_safetensors). Temporary files of `path` left by processes that no longer run (killed
-// between writing and renaming) are removed first.
-void write_file_atomic(const std::string& path, const std::vector<uint8_t>& bytes);
-// Removes "<path>.tmp.<pid>" files whose process is gone; returns how many.
-int remove_stale_temp_files(const std::string& path);
 
 }  // namespace ember::io

@@ -1,6 +1,7 @@
 // Tensor: factories, views sharing storage, element access, dtype conversion,
 // in-place writes through views, printing and the caching allocator's statistics.
 #include <cmath>
+#include <limits>
 
 #include "ops/reference.h"
 
@@ -424,4 +425,41 @@ TEST(TensorAccess, CopyFromAnOverlappingViewOfItself) {
   Tensor v = arange(6, DType::Float64);
   v.slice(0, 1, 6).copy_(v.slice(0, 0, 5));  // shift right by one, overlapping
   EXPECT_EQ(v.to_vector<double>(), (std::vector<double>{0, 0, 1, 2, 3, 4}));
+}
+
+// narrow promises exactly `length` elements: a window past the end or a negative length raises
+// instead of returning a clamped or empty view.
+TEST(Tensor, NarrowOutOfRangeOrNegativeLengthRaises) {
+  Tensor x = randn({3, 4});
+  EXPECT_EMBER_ERROR(x.narrow(0, 2, 5), "narrow: length 5 from start 2 does not fit dimension 0 of size 3");
+  EXPECT_EMBER_ERROR(x.narrow(0, 1, -1), "narrow: length -1");
+  EXPECT_EMBER_ERROR(x.narrow(1, 5, 0), "narrow: start 5 is out of range");
+  EXPECT_EMBER_ERROR(x.narrow(1, -5, 1), "narrow: start -5 is out of range");
+  EXPECT_EMBER_ERROR(x.narrow(2, 0, 1), "out of range");
+  EXPECT_EMBER_ERROR(scalar(1.0).narrow(0, 0, 1), "0-d");
+  // In range, negative starts count from the end, and an empty window at the end is fine.
+  EXPECT_TRUE(all_close(x.narrow(1, -3, 2), x.slice(1, 1, 3), 0, 0));
+  EXPECT_EQ(x.narrow(0, 3, 0).shape(), (Shape{0, 4}));
+  EXPECT_EQ(x.narrow(0, 0, 3).shape(), (Shape{3, 4}));
+}
+
+// fill_ (and full, scalar) of an int64 tensor with a value int64 cannot hold raises instead of
+// storing whatever an undefined conversion gives.
+TEST(Tensor, Int64FillRefusesValuesOutsideItsRange) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (double v : {nan, inf, -inf, 9223372036854775808.0, -1e19}) {
+    SCOPED_TRACE(v);
+    EXPECT_EMBER_ERROR(full({2}, v, DType::Int64), "is not an int64 value");
+  }
+  EXPECT_EQ(full({1}, -9223372036854775808.0, DType::Int64).to_vector<int64_t>()[0], std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(full({1}, 4611686018427387904.0, DType::Int64).to_vector<int64_t>()[0], int64_t(1) << 62);
+  EXPECT_TRUE(std::isnan(full({1}, nan).item()));  // floats take anything
+}
+
+// to_vector<int64_t> of an int64 tensor is exact: through a double, 2^53 + 1 rounded and 2^63 - 1
+// overflowed to INT64_MIN.
+TEST(Tensor, Int64ToVectorIsExact) {
+  const std::vector<int64_t> v{std::numeric_limits<int64_t>::max(), (int64_t(1) << 53) + 1, std::numeric_limits<int64_t>::min(), -7};
+  EXPECT_EQ(from_vector(v).to_vector<int64_t>(), v);
+  EXPECT_EQ(from_vector(v, {2, 2}).t().to_vector<int64_t>(), (std::vector<int64_t>{v[0], v[2], v[1], v[3]}));
 }

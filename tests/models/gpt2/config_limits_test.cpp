@@ -95,3 +95,19 @@ TEST(Gpt2ConfigLimits, HeaderReaderValidatesWithoutReadingData) {
   EXPECT_TRUE(saw_wte);
   EXPECT_EMBER_ERROR(io::read_safetensors_header(dir + "/nope.safetensors"), "cannot open");
 }
+
+// A config for another model or another activation is refused by name instead of loading as GPT-2.
+TEST(Gpt2ConfigLimits, OtherModelTypesAndActivationsAreRefused) {
+  EXPECT_NO_THROW(Config::from_json_string(json_with("model_type", "\"gpt2\"")));
+  EXPECT_NO_THROW(Config::from_json_string(json_with("activation_function", "\"gelu_new\"")));
+  EXPECT_NO_THROW(Config::from_json_string(json_with("activation_function", "\"gelu_pytorch_tanh\"")));
+  EXPECT_EMBER_ERROR(Config::from_json_string(json_with("model_type", "\"bert\"")),
+                     "'model_type' is 'bert'; Ember's GPT-2 supports only 'gpt2'");
+  EXPECT_EMBER_ERROR(Config::from_json_string(json_with("activation_function", "\"relu\"")),
+                     "'activation_function' is 'relu'; Ember's GPT-2 supports only 'gelu_new'");
+  // Exact (erf) GELU is another function than the tanh approximation Ember computes.
+  EXPECT_EMBER_ERROR(Config::from_json_string(json_with("activation_function", "\"gelu\"")), "is 'gelu'");
+  EXPECT_EMBER_ERROR(Config::from_json_string(json_with("model_type", "7")), "'model_type' must be a string, got 7");
+  // What Ember writes, it reads back.
+  EXPECT_EQ(Config::from_json_string(tiny_config().to_json_string()).n_embd, tiny_config().n_embd);
+}

@@ -1,6 +1,7 @@
 // Binary elementwise primitives with NumPy broadcasting: values against plain float64 loops,
 // float32 and int64 kernels, gradcheck (VJP, JVP, dot product) on broadcasting pairs, scalars and
 // non-contiguous operands, second derivatives, the operator overloads, and bad input.
+#include <cmath>
 #include <limits>
 
 #include "ops/reference.h"
@@ -107,6 +108,47 @@ TEST(Binary, Int64Arithmetic) {
   // Integer division by zero gives 0 instead of a SIGFPE.
   EXPECT_EQ(div(a, zeros({}, DType::Int64)).to_vector<int64_t>(), (std::vector<int64_t>{0, 0, 0, 0}));
   EXPECT_EQ((a + 1.0).dtype(), DType::Int64);
+}
+
+TEST(Binary, Int64MinDividedByMinusOneWraps) {
+  // The one quotient that overflows int64 wraps to INT64_MIN (two's complement) instead of SIGFPE;
+  // every other quotient by -1 is the plain negation.
+  const int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  Tensor a = from_vector(std::vector<int64_t>{lo, hi, -5, 0, lo + 1});
+  Tensor m1 = from_vector(std::vector<int64_t>{-1});
+  const std::vector<int64_t> want{lo, -hi, 5, 0, hi};
+  EXPECT_EQ(div(a, m1).to_vector<int64_t>(), want);
+  EXPECT_EQ((a / m1).to_vector<int64_t>(), want);
+  EXPECT_EQ((a / -1.0).to_vector<int64_t>(), want);
+  Tensor c = a.clone();
+  c.div_(m1);
+  EXPECT_EQ(c.to_vector<int64_t>(), want);
+  Tensor d = a.clone();
+  d.div_(-1.0);
+  EXPECT_EQ(d.to_vector<int64_t>(), want);
+  // Broadcast the other way: a -1 numerator over INT64_MIN is 0, not a trap.
+  EXPECT_EQ(div(m1, a).to_vector<int64_t>(), (std::vector<int64_t>{0, 0, 0, 0, 0}));
+}
+
+// A float cast to int64 that cannot be held (NaN, infinities, |v| >= 2^63) raises instead of
+// giving INT64_MIN; every representable value truncates toward zero as C++ does.
+TEST(Binary, CastToInt64RefusesUnrepresentableFloats) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (DType from : {DType::Float32, DType::Float64}) {
+    for (double bad : {nan, inf, -inf, 9223372036854775808.0, -1e30}) {
+      SCOPED_TRACE(bad);
+      Tensor x = from_vector(std::vector<double>{1.5, bad, -2.5, 0.5}, {2, 2}).to(from);
+      EXPECT_EMBER_ERROR(x.to(DType::Int64), "NaN, infinite or outside int64's range");
+      EXPECT_EMBER_ERROR(x.t().to(DType::Int64), "outside int64's range");
+    }
+    Tensor ok = from_vector(std::vector<double>{1.9, -2.9, 0.0, -9223372036854775808.0, 4611686018427387904.0}).to(from);
+    EXPECT_EQ(ok.to(DType::Int64).to_vector<int64_t>(),
+              (std::vector<int64_t>{1, -2, 0, std::numeric_limits<int64_t>::min(), int64_t(1) << 62}));
+  }
+  // Other casts from a NaN are defined and stay as they were.
+  Tensor n = from_vector(std::vector<double>{nan});
+  EXPECT_TRUE(std::isnan(n.to(DType::Float32).item()));
+  EXPECT_EQ(n.to(DType::Bool).item(), 1.0);
 }
 
 TEST(Binary, Gradcheck) {
