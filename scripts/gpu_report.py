@@ -13,7 +13,6 @@ ncu profile, attention (time and peak memory per N, d, causal, pass, algorithm),
 (examples/sparse/report_tables.py's tables) and CuPy's cuSPARSE against SciPy beside Ember's.
 The sections are in gpu_report_checks.py too.
 """
-import json
 import os
 import re
 import subprocess
@@ -21,20 +20,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpu_report_checks  # noqa: E402  (beside this file)
+from gpu_report_checks import load, missing  # noqa: E402  (one reader of the step outputs for both)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
-
-def missing(name):
-    return [f"`{name}`: not in this folder (the step did not run or failed; see summary.txt).", ""]
 
 
 def cuda_tests(out):
