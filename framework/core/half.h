@@ -3,8 +3,10 @@
 // a value is widened on load and rounded once, to nearest even, on store. These scalar conversions
 // are the reference that every vectorised path (F16C, AVX-512 BF16, CUDA) is tested against.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 namespace ember {
 
@@ -88,6 +90,17 @@ struct float16 {
     return r;
   }
 };
+// A double rounded to float32 toward zero with the lowest bit set when inexact ("round to odd"):
+// rounding that float once more to 16 bits gives the correctly rounded half of the double, where
+// plain float(v) rounds twice and can miss a tie (float64 and int64 to half go through it).
+inline float float_for_half(double v) {
+  float f = float(v);
+  if (std::isnan(v) || double(f) == v) return f;
+  if (std::isinf(f)) return std::copysign(std::numeric_limits<float>::max(), f);  // max's last bit is 1
+  if (std::fabs(double(f)) > std::fabs(v)) f = std::nextafter(f, 0.0f);
+  return bits_float(float_bits(f) | 1u);
+}
+
 static_assert(sizeof(bfloat16) == 2 && sizeof(float16) == 2, "16-bit storage types");
 
 }  // namespace ember

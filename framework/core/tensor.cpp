@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <iomanip>
+#include <limits>
 #include <sstream>
 #include <type_traits>
 
@@ -46,12 +47,21 @@ int64_t element_offset(const Tensor& t, const Shape& index, const char* op) {
   return off;
 }
 
+// v stored as T: a 16-bit float rounds once (float_for_half), the others convert as C++ does.
+template <class T, class V>
+T element_from(V v) {
+  if constexpr (std::is_same_v<T, bfloat16> || std::is_same_v<T, float16>) return T(float_for_half(double(v)));
+  else return T(v);
+}
+
 double read(const void* base, DType dt, int64_t off) {
   switch (dt) {
     case DType::Float32: return static_cast<const float*>(base)[off];
     case DType::Float64: return static_cast<const double*>(base)[off];
     case DType::Int64: return double(static_cast<const int64_t*>(base)[off]);
     case DType::Bool: return static_cast<const bool*>(base)[off] ? 1.0 : 0.0;
+    case DType::BFloat16: return float(static_cast<const bfloat16*>(base)[off]);
+    case DType::Float16: return float(static_cast<const float16*>(base)[off]);
   }
   return 0;
 }
@@ -62,6 +72,8 @@ void write(void* base, DType dt, int64_t off, double v) {
     case DType::Float64: static_cast<double*>(base)[off] = v; break;
     case DType::Int64: static_cast<int64_t*>(base)[off] = int64_t(v); break;
     case DType::Bool: static_cast<bool*>(base)[off] = v != 0; break;  // nonzero (NaN too) is true
+    case DType::BFloat16: static_cast<bfloat16*>(base)[off] = bfloat16(float_for_half(v)); break;
+    case DType::Float16: static_cast<float16*>(base)[off] = float16(float_for_half(v)); break;
   }
 }
 
@@ -171,13 +183,19 @@ std::vector<T> Tensor::to_vector() const {
       return out;
     }
   }
-  for_each_offset(c, [&](int64_t off) { out.push_back(T(read(base, dt, off))); });
+  if constexpr (std::is_same_v<T, bfloat16> || std::is_same_v<T, float16>) {
+    for_each_offset(c, [&](int64_t off) { out.push_back(T(float_for_half(read(base, dt, off)))); });
+  } else {
+    for_each_offset(c, [&](int64_t off) { out.push_back(T(read(base, dt, off))); });
+  }
   return out;
 }
 template std::vector<float> Tensor::to_vector<float>() const;
 template std::vector<double> Tensor::to_vector<double>() const;
 template std::vector<int64_t> Tensor::to_vector<int64_t>() const;
 template std::vector<bool> Tensor::to_vector<bool>() const;
+template std::vector<bfloat16> Tensor::to_vector<bfloat16>() const;
+template std::vector<float16> Tensor::to_vector<float16>() const;
 
 Tensor& Tensor::requires_grad_(bool on) {
   EMBER_CHECK(is_floating(dtype()), "requires_grad_: only floating tensors can require gradients, this one is ", dtype());
@@ -231,9 +249,9 @@ Tensor& Tensor::fill_(double value) {
   void* base = impl_->storage->data();
   DType dt = dtype();
   if (is_contiguous()) {
-    EMBER_DISPATCH_ALL_AND_BOOL(dt, "fill_", [&] {
+    EMBER_DISPATCH_EVERY(dt, "fill_", [&] {
       scalar_t* p = static_cast<scalar_t*>(base) + offset();
-      std::fill(p, p + numel(), scalar_t(value));
+      std::fill(p, p + numel(), element_from<scalar_t>(value));
     });
   } else {
     for_each_offset(*this, [&](int64_t off) { write(base, dt, off, value); });
@@ -303,9 +321,10 @@ Tensor arange(int64_t start, int64_t end, int64_t step, DType dtype) {
   EMBER_CHECK(step != 0, "arange: step must be non-zero");
   int64_t n = std::max<int64_t>(0, (end - start + step + (step > 0 ? -1 : 1)) / step);
   Tensor t = empty({n}, dtype);
-  EMBER_DISPATCH_ALL(dtype, "arange", [&] {
+  EMBER_CHECK(dtype != DType::Bool, "arange: got bool, accepts float32, float64, int64, bfloat16, float16");
+  EMBER_DISPATCH_EVERY(dtype, "arange", [&] {
     scalar_t* p = t.data<scalar_t>();
-    for (int64_t i = 0; i < n; ++i) p[i] = scalar_t(start + i * step);
+    for (int64_t i = 0; i < n; ++i) p[i] = element_from<scalar_t>(start + i * step);
   });
   return t;
 }
@@ -332,5 +351,7 @@ Tensor from_vector(const std::vector<float>& v, const Shape& s) { return from_ho
 Tensor from_vector(const std::vector<double>& v, const Shape& s) { return from_host(v, s); }
 Tensor from_vector(const std::vector<int64_t>& v, const Shape& s) { return from_host(v, s); }
 Tensor from_vector(const std::vector<bool>& v, const Shape& s) { return from_host(v, s); }
+Tensor from_vector(const std::vector<bfloat16>& v, const Shape& s) { return from_host(v, s); }
+Tensor from_vector(const std::vector<float16>& v, const Shape& s) { return from_host(v, s); }
 
 }  // namespace ember

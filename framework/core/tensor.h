@@ -66,7 +66,8 @@ class Tensor {
   double at(const Shape& index) const;
   void set(const Shape& index, double value);  // writes through views; not recorded by autograd
   template <class T>
-  std::vector<T> to_vector() const;  // the elements in row-major order, converted to T
+  std::vector<T> to_vector() const;  // the elements in row-major order, converted to T (T: float,
+                                     // double, int64_t, bool, bfloat16, float16)
 
   // Differentiable views and copies (recorded when the tensor is traced).
   Tensor reshape(const Shape& shape) const;  // a view when the strides allow it, else a copy; one dim may be -1
@@ -187,6 +188,8 @@ Tensor from_vector(const std::vector<float>& v, const Shape& shape = {});
 Tensor from_vector(const std::vector<double>& v, const Shape& shape = {});
 Tensor from_vector(const std::vector<int64_t>& v, const Shape& shape = {});
 Tensor from_vector(const std::vector<bool>& v, const Shape& shape = {});  // DType::Bool
+Tensor from_vector(const std::vector<bfloat16>& v, const Shape& shape = {});
+Tensor from_vector(const std::vector<float16>& v, const Shape& shape = {});
 
 // Checks that every tensor lives on the CPU, naming `op` otherwise (used by CPU-only code).
 void check_cpu(const Tensor& t, const char* op);

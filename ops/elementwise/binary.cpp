@@ -5,6 +5,7 @@
 #include "framework/core/autograd/primitive.h"
 #include "ops/op_list.h"
 #include "ops/elementwise/binary_kinds.h"
+#include "ops/elementwise/cpu/half_cast.h"
 #include "ops/elementwise/cpu/loops.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/reduce/reduce.h"
@@ -155,6 +156,11 @@ Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b) {
 }
 
 Tensor cast_kernel(const Tensor& x, DType dtype) {
+  if (is_half(x.dtype()) || is_half(dtype)) {
+    // No CUDA conversion kernel for the 16-bit floats yet: a CUDA tensor converts on the host.
+    if (x.device() == Device::CUDA) return cpu::cast_half(x.to(Device::CPU), dtype).to(Device::CUDA);
+    return cpu::cast_half(x, dtype);
+  }
   if (x.device() == Device::CUDA) return cuda_kernels::cast(x, dtype);
   check_cpu(x, "cast");
   // A float that int64 cannot hold (NaN, an infinity, |v| >= 2^63) is an error, not a silent
@@ -279,6 +285,8 @@ struct BinaryPrims {
                           });
   Primitive<CastAttrs> cast = Primitive<CastAttrs>("cast")
                                   .all_devices([](const Args& x, const CastAttrs& a) { return cast_kernel(x[0], a.to); })
+                                  .dtypes({DType::Float32, DType::Float64, DType::Int64, DType::Bool,
+                                           DType::BFloat16, DType::Float16})
                                   .saves({}, false)
                                   .vjp([](const Tensor& g, const OpCall<CastAttrs>& c) {
                                     return Grads{ember::cast(g, c.in_dtype(0))};

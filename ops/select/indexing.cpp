@@ -7,6 +7,7 @@
 #include "framework/core/autograd/primitive.h"
 #include "framework/core/parallel.h"
 #include "ops/cuda_kernels.h"
+#include "ops/elementwise/cpu/half_cast.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/op_list.h"
 #include "ops/shape/shape_ops.h"
@@ -57,7 +58,7 @@ Tensor gather_kernel(const Tensor& x_in, int64_t dim, const Tensor& index_in) {
   Tensor x = x_in.contiguous(), index = index_in.contiguous();
   Tensor out = empty(index.shape(), x.dtype());
   Shape xs = contiguous_strides(x.shape());
-  EMBER_DISPATCH_ALL(x.dtype(), "gather", [&] {
+  EMBER_DISPATCH_EVERY(x.dtype(), "gather", [&] {
     const scalar_t* in = x.data<scalar_t>();
     const int64_t* ix = index.data<int64_t>();
     scalar_t* o = out.data<scalar_t>();
@@ -70,6 +71,10 @@ Tensor gather_kernel(const Tensor& x_in, int64_t dim, const Tensor& index_in) {
 
 Tensor scatter_add_kernel(const Tensor& x, int64_t dim, const Tensor& index_in, const Tensor& src_in) {
   check_cpu(x, "scatter_add");
+  if (is_half(x.dtype())) {  // sums run in float32, rounded to 16 bits once at the end
+    Tensor sum = scatter_add_kernel(cpu::cast_half(x, DType::Float32), dim, index_in, cpu::cast_half(src_in, DType::Float32));
+    return cpu::cast_half(sum, x.dtype());
+  }
   Tensor out = contiguous_kernel(x), index = index_in.contiguous(), src = src_in.contiguous();
   Shape os = contiguous_strides(out.shape());
   EMBER_DISPATCH_ALL(x.dtype(), "scatter_add", [&] {
@@ -87,7 +92,7 @@ struct IndexPrims {
       Primitive<DimAttrs>("gather")
           .cpu([](const Args& a, const DimAttrs& at) { return gather_kernel(a[0], at.dim, a[1]); })
           .cuda([](const Args& a, const DimAttrs& at) { return cuda_kernels::gather(a[0], at.dim, a[1]); })
-          .dtypes({DType::Float32, DType::Float64, DType::Int64})
+          .dtypes({DType::Float32, DType::Float64, DType::Int64, DType::BFloat16, DType::Float16})
           .saves({1}, false)
           .vjp([](const Tensor& g, const OpCall<DimAttrs>& c) {
             Tensor z = zeros(c.in_shape(0), g.dtype(), g.device());
@@ -98,7 +103,7 @@ struct IndexPrims {
       Primitive<DimAttrs>("scatter_add")
           .cpu([](const Args& a, const DimAttrs& at) { return scatter_add_kernel(a[0], at.dim, a[1], a[2]); })
           .cuda([](const Args& a, const DimAttrs& at) { return cuda_kernels::scatter_add(a[0], at.dim, a[1], a[2]); })
-          .dtypes({DType::Float32, DType::Float64, DType::Int64})
+          .dtypes({DType::Float32, DType::Float64, DType::Int64, DType::BFloat16, DType::Float16})
           .saves({1}, false)
           .vjp([](const Tensor& g, const OpCall<DimAttrs>& c) {
             return Grads{c.needs(0) ? g : Tensor(), Tensor(), c.needs(2) ? ember::gather(g, c.attrs.dim, c.in[1]) : Tensor()};

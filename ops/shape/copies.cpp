@@ -20,7 +20,7 @@ void copy_strided(const Tensor& dst, const Tensor& src) {
     std::memcpy(dst.raw_data(), src.raw_data(), size_t(src.numel()) * itemsize(src.dtype()));
     return;
   }
-  EMBER_DISPATCH_ALL_AND_BOOL(src.dtype(), "copy", [&] {
+  EMBER_DISPATCH_EVERY(src.dtype(), "copy", [&] {
     scalar_t* o = static_cast<scalar_t*>(dst.impl()->storage->data());
     const scalar_t* in = static_cast<const scalar_t*>(src.impl()->storage->data());
     int64_t so = dst.dim() ? dst.strides().back() : 1, si = src.dim() ? src.strides().back() : 1;
@@ -72,7 +72,8 @@ Tensor concat_kernel(const std::vector<Tensor>& xs, const ConcatAttrs& a) {
 template <class A, class F>
 Primitive<A> on_every_device(const char* name, F kernel) {
   auto k = [kernel](const Args& x, const A& a) { return KernelOut(kernel(x, a)); };
-  return Primitive<A>(name).all_devices(k).dtypes({DType::Float32, DType::Float64, DType::Int64});
+  return Primitive<A>(name).all_devices(k).dtypes(
+      {DType::Float32, DType::Float64, DType::Int64, DType::BFloat16, DType::Float16});
 }
 
 struct CopyPrims {

@@ -131,7 +131,7 @@ ViewOp view_primitive(const char* name, RawView raw, ViewBack back, const ViewOp
   auto k = [raw](const Args& x, const ViewAttrs& a) { return KernelOut(raw(x[0], a)); };
   return ViewOp(name)
       .all_devices(k)
-      .dtypes({DType::Float32, DType::Float64, DType::Int64})
+      .dtypes({DType::Float32, DType::Float64, DType::Int64, DType::BFloat16, DType::Float16})
       .saves({}, false)
       .vjp([back](const Tensor& g, const ViewCall& c) { return Grads{back(g, c)}; })
       .jvp([self_for_jvp](const Args& t, const ViewCall& c) { return (*self_for_jvp(prims()))({t[0]}, c.attrs); });
@@ -149,7 +149,7 @@ struct ViewPrims {
     };
     return ViewOp("view")
         .all_devices(k)
-        .dtypes({DType::Float32, DType::Float64, DType::Int64})
+        .dtypes({DType::Float32, DType::Float64, DType::Int64, DType::BFloat16, DType::Float16})
         .saves({}, false)
         .vjp([](const Tensor& g, const ViewCall& c) { return Grads{reshape(g, c.in_shape(0))}; })
         .jvp([](const Args& t, const ViewCall& c) { return reshape(t[0], c.attrs.shape); });

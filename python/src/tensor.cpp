@@ -28,12 +28,18 @@ PyCallable::Ref::~Ref() {
 
 namespace {
 
+// DLPack's 16-bit floats: IEEE half is kDLFloat with 16 bits, bfloat16 has its own code (kDLBfloat).
+constexpr nb::dlpack::dtype kDLFloat16{uint8_t(nb::dlpack::dtype_code::Float), 16, 1};
+constexpr nb::dlpack::dtype kDLBFloat16{uint8_t(nb::dlpack::dtype_code::Bfloat), 16, 1};
+
 nb::dlpack::dtype dl_dtype(DType t) {
   switch (t) {
     case DType::Float32: return nb::dtype<float>();
     case DType::Float64: return nb::dtype<double>();
     case DType::Int64: return nb::dtype<int64_t>();
     case DType::Bool: return nb::dtype<bool>();
+    case DType::Float16: return kDLFloat16;
+    case DType::BFloat16: return kDLBFloat16;
   }
   throw Error("numpy: unknown dtype");
 }
@@ -43,8 +49,10 @@ DType ember_dtype(nb::dlpack::dtype d) {
   if (d == nb::dtype<double>()) return DType::Float64;
   if (d == nb::dtype<int64_t>()) return DType::Int64;
   if (d == nb::dtype<bool>()) return DType::Bool;
+  if (d == kDLFloat16) return DType::Float16;
+  if (d == kDLBFloat16) return DType::BFloat16;
   throw Error("from_numpy: unsupported element type (code " + std::to_string(int(d.code)) + ", " +
-              std::to_string(int(d.bits)) + " bits); expected float32, float64, int64 or bool");
+              std::to_string(int(d.bits)) + " bits); expected float32, float64, int64, bool, float16 or bfloat16");
 }
 
 using CpuArray = nb::ndarray<nb::device::cpu>;

@@ -116,6 +116,41 @@ TEST_P(OpTable, ForwardFloat32MatchesReference) {
   }
 }
 
+// The 16-bit dtypes an op declares, against the float64 reference applied to the same rounded
+// inputs: what is left is the op's own rounding (its output stored in 16 bits, float32 sums inside).
+TEST_P(OpTable, ForwardHalfMatchesReference) {
+  int checked = 0;
+  for (DType dt : {DType::BFloat16, DType::Float16}) {
+    if (!has_dtype(dt)) continue;
+    const double rtol = dt == DType::BFloat16 ? 1e-2 : 1e-3;  // 2^-8 and 2^-11 from one rounding, and some room
+    for (const Sample& s : spec().samples()) {
+      SCOPED_TRACE(s.label + " " + name(dt));
+      std::vector<Tensor> in = to_dtype(s.inputs, dt);
+      Tensor ref = s.reference(to_dtype(in, DType::Float64));
+      Tensor y = s.call(in);
+      if (is_floating(ref.dtype())) EXPECT_EQ(y.dtype(), dt);
+      EXPECT_TRUE(close(y, ref, rtol * (1 + max_abs(ref)), rtol, std::string(name(dt)) + " forward"));
+      ++checked;
+    }
+  }
+  if (checked == 0) GTEST_SKIP() << GetParam() << " declares no 16-bit dtype";
+}
+
+// An op that does not declare a 16-bit dtype refuses it by name, before any kernel runs.
+TEST_P(OpTable, UndeclaredHalfIsRefusedByName) {
+  for (DType dt : {DType::BFloat16, DType::Float16}) {
+    if (has_dtype(dt)) continue;
+    for (const Sample& s : spec().samples()) {
+      bool any_floating = false;
+      for (const Tensor& x : s.inputs) any_floating = any_floating || (x.defined() && is_floating(x.dtype()));
+      if (!any_floating) continue;
+      SCOPED_TRACE(s.label + " " + name(dt));
+      EXPECT_EMBER_ERROR(s.call(to_dtype(s.inputs, dt)), str("got ", name(dt), ", accepts float32, float64"));
+      break;  // one sample per dtype says it
+    }
+  }
+}
+
 TEST_P(OpTable, GradcheckVjpJvpAndDotProduct) {
   if (!info().has_vjp) GTEST_SKIP() << GetParam() << " declares no VJP";
   int checked = 0;

@@ -20,6 +20,7 @@ struct OpInfo {
   std::string name;
   std::string label;           // how messages name it: the name, or "custom op 'name'"
   const char* node_name = "";  // interned: trace nodes keep the pointer
+  // The floating dtypes the kernels accept; the engine refuses any other floating input by name.
   std::vector<DType> dtypes{DType::Float32, DType::Float64};
   std::array<bool, 2> kernel{};  // by Device: a default kernel exists
   std::array<bool, 2> fused{};   // by Device: a fused backward kernel exists

@@ -21,10 +21,22 @@ bool fused_enabled() { return t_fused_enabled; }
 ExtrasWanted::ExtrasWanted() : prev_(t_extras_wanted) { t_extras_wanted = true; }
 ExtrasWanted::~ExtrasWanted() { t_extras_wanted = prev_; }
 
+namespace {
+[[noreturn]] void refuse_dtype(const OpInfo& op, DType got) {
+  std::string accepts;
+  for (DType d : op.dtypes) accepts += (accepts.empty() ? "" : ", ") + std::string(name(d));
+  throw Error(str(op.label, ": got ", got, ", accepts ", accepts, " (convert with .to(dtype))"));
+}
+}  // namespace
+
+// Also refuses a floating input whose dtype the op does not declare (OpInfo::dtypes), before any
+// kernel sees it. Integer and bool inputs (indices, masks, counts) are the op's own to check.
 Device device_of(const OpInfo& op, const Args& args) {
   const Tensor* first = nullptr;
   for (size_t i = 0; i < args.size(); ++i) {
     if (!args[i].defined()) continue;
+    const DType dt = args[i].dtype();
+    if (is_floating(dt) && std::find(op.dtypes.begin(), op.dtypes.end(), dt) == op.dtypes.end()) refuse_dtype(op, dt);
     if (!first) {
       first = &args[i];
       continue;

@@ -80,7 +80,8 @@ class FusedBackwardGuard {
 
 namespace primitive_detail {
 bool fused_enabled();
-Device device_of(const OpInfo& op, const Args& args);    // checks that every input is on one device
+// Checks that every input is on one device and that each floating input's dtype is one the op declares.
+Device device_of(const OpInfo& op, const Args& args);
 // Sets extras_wanted() for its lifetime.
 class ExtrasWanted {
  public:

@@ -54,6 +54,9 @@ MPI_Datatype mpi_type(DType t) {
     case DType::Float64: return MPI_DOUBLE;
     case DType::Int64: return MPI_INT64_T;
     case DType::Bool: break;  // MPI_C_BOOL takes no MPI_SUM; masks are not communicated yet
+    case DType::BFloat16:
+    case DType::Float16:  // MPI has no 16-bit float type to sum
+      throw Error(str("dist (mpi): ", t, " tensors are not communicated; convert with .to(DType::Float32)"));
   }
   throw Error(str("dist (mpi): ", t, " tensors are not communicated; convert with .to(DType::Int64)"));
 }

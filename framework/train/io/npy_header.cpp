@@ -14,7 +14,8 @@ DType dtype_of(const std::string& descr, const std::string& path) {
   if (descr == "<f8") return DType::Float64;
   if (descr == "<i8") return DType::Int64;
   if (descr == "|b1") return DType::Bool;
-  throw Error(str("load_npy: '", path, "' has the unsupported dtype '", descr, "' (expected <f4, <f8, <i8 or |b1)"));
+  if (descr == "<f2") return DType::Float16;
+  throw Error(str("load_npy: '", path, "' has the unsupported dtype '", descr, "' (expected <f4, <f8, <i8, |b1 or <f2)"));
 }
 
 const char* descr_of(DType t) {
@@ -23,6 +24,8 @@ const char* descr_of(DType t) {
     case DType::Float64: return "<f8";
     case DType::Int64: return "<i8";
     case DType::Bool: return "|b1";
+    case DType::Float16: return "<f2";
+    case DType::BFloat16: break;  // NumPy has no bfloat16 dtype
   }
   return "";
 }
@@ -195,6 +198,8 @@ Preamble parse_preamble(const std::string& first, const std::string& path) {
 Header parse_header(const std::string& dict, const std::string& path) { return DictParser(dict, path).parse(); }
 
 std::string file_header(DType dtype, const Shape& shape) {
+  EMBER_CHECK(*descr_of(dtype) != 0, "save_npy: NumPy has no ", dtype, " dtype (convert with .to(DType::Float32), or ",
+              "save it with save_safetensors)");
   std::string dims;
   for (size_t i = 0; i < shape.size(); ++i) dims += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? "," : "");
   std::string dict = str("{'descr': '", descr_of(dtype), "', 'fortran_order': False, 'shape': (", dims, "), }");

@@ -38,6 +38,8 @@ const char* file_dtype(DType t) {
     case DType::Float64: return "F64";
     case DType::Int64: return "I64";
     case DType::Bool: return "BOOL";
+    case DType::BFloat16: return "BF16";
+    case DType::Float16: return "F16";
   }
   return "?";
 }
@@ -55,33 +57,6 @@ size_t file_itemsize(const std::string& d) {
   if (d == "F16" || d == "BF16") return 2;
   if (d == "BOOL") return 1;
   return 0;
-}
-
-float half_to_float(uint16_t h) {
-  uint32_t sign = uint32_t(h >> 15) << 31, exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {  // subnormal: normalise
-      int e = -1;
-      do { ++e; mant <<= 1; } while (!(mant & 0x400));
-      bits = sign | uint32_t(127 - 15 - e) << 23 | (mant & 0x3ff) << 13;
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | mant << 13;
-  } else {
-    bits = sign | (exp + 127 - 15) << 23 | mant << 13;
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-float bf16_to_float(uint16_t h) {
-  uint32_t bits = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
 }
 
 uint64_t checked_u64(const json& v, const std::string& what, const std::string& field) {
@@ -174,19 +149,11 @@ void normalize_bool(const Tensor& t) {
 // Converts one entry's bytes into a tensor (with bytes == null: an uninitialised tensor of its type).
 Tensor make_tensor(const Entry& e, const uint8_t* bytes) {
   size_t n = size_t(e.end - e.begin);
-  if (e.dtype == "F16" || e.dtype == "BF16") {
-    Tensor t = empty(e.shape, DType::Float32);
-    float* out = t.data<float>();
-    bool half = e.dtype == "F16";
-    for (size_t k = 0; k < n / 2; ++k) {
-      uint16_t h = uint16_t(bytes[2 * k] | bytes[2 * k + 1] << 8);
-      out[k] = half ? half_to_float(h) : bf16_to_float(h);
-    }
-    return t;
-  }
-  DType dt = e.dtype == "F32"   ? DType::Float32
-             : e.dtype == "F64" ? DType::Float64
+  DType dt = e.dtype == "F32"    ? DType::Float32
+             : e.dtype == "F64"  ? DType::Float64
              : e.dtype == "BOOL" ? DType::Bool
+             : e.dtype == "F16"  ? DType::Float16
+             : e.dtype == "BF16" ? DType::BFloat16
                                  : DType::Int64;
   Tensor t = empty(e.shape, dt);
   if (n && bytes) std::memcpy(t.raw_data(), bytes, n);
@@ -308,18 +275,14 @@ Safetensors load_safetensors(const std::string& path) {
   Safetensors out;
   File f = open_validated(path, entries, start, out.metadata);
   const std::string what = "'" + path + "'";
-  std::vector<uint8_t> buf;
   for (const Entry& e : entries) {
     size_t n = size_t(e.end - e.begin);
-    bool convert = file_itemsize(e.dtype) == 2;  // F16 / BF16 go through a buffer into float32
-    Tensor t = convert ? Tensor() : make_tensor(e, nullptr);
-    if (convert) buf.resize(n);
-    void* dst = convert ? static_cast<void*>(buf.data()) : t.raw_data();
+    Tensor t = make_tensor(e, nullptr);
     EMBER_CHECK(std::fseek(f.get(), long(start + e.begin), SEEK_SET) == 0, "cannot seek in ", what);
-    EMBER_CHECK(n == 0 || std::fread(dst, 1, n, f.get()) == n, "reading tensor '", e.name, "' from ", what,
+    EMBER_CHECK(n == 0 || std::fread(t.raw_data(), 1, n, f.get()) == n, "reading tensor '", e.name, "' from ", what,
                 " failed (file changed while reading?)");
-    if (!convert) normalize_bool(t);
-    out.tensors.emplace_back(e.name, convert ? make_tensor(e, buf.data()) : t);
+    normalize_bool(t);
+    out.tensors.emplace_back(e.name, t);
   }
   return out;
 }

@@ -19,11 +19,12 @@ namespace ember::io {
 using Metadata = std::map<std::string, std::string>;
 
 struct Safetensors {
-  NamedTensors tensors;  // in file order; F32 -> float32, F64 -> float64, I64 -> int64, F16/BF16 -> float32
+  NamedTensors tensors;  // in file order; F32, F64, I64, BOOL, F16, BF16 -> float32, float64, int64, bool,
+                        // float16, bfloat16 (the bytes as stored, no conversion)
   Metadata metadata;
 };
 
-// Serialises tensors (float32, float64 or int64, any device and strides) to the format's bytes.
+// Serialises tensors (every dtype; any device and strides) to the format's bytes.
 std::vector<uint8_t> serialize_safetensors(const NamedTensors& tensors, const Metadata& metadata = {});
 // Parses bytes held in memory; `what` names the source in error messages.
 Safetensors parse_safetensors(const std::vector<uint8_t>& bytes, const std::string& what = "safetensors buffer");

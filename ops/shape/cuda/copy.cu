@@ -36,6 +36,14 @@ void fill(const Tensor& dst, double value) {
   int64_t n = dst.numel();
   if (n == 0) return;
   auto calc = make_offset_calc<1>(dst.shape(), {dst.strides()}, {dst.offset()}, "fill_");
+  if (is_half(dst.dtype())) {  // the 16-bit pattern is rounded on the host and stored as it is
+    const float f = float_for_half(value);
+    const uint16_t bits = dst.dtype() == DType::BFloat16 ? float_to_bf16_bits(f) : float_to_fp16_bits(f);
+    fill_kernel<uint16_t><<<blocks_for(n), kThreads>>>(static_cast<uint16_t*>(dst.impl()->storage->data()), bits, n,
+                                                       calc);
+    EMBER_CUDA_CHECK_LAUNCH();
+    return;
+  }
   EMBER_DISPATCH_ALL_AND_BOOL(dst.dtype(), "fill_", [&] {
     fill_kernel<scalar_t><<<blocks_for(n), kThreads>>>(static_cast<scalar_t*>(dst.impl()->storage->data()),
                                                        scalar_t(value), n, calc);
@@ -54,6 +62,12 @@ void copy_strided(const Tensor& dst, const Tensor& src) {
     return;
   }
   auto calc = make_offset_calc<2>(src.shape(), {dst.strides(), src.strides()}, {dst.offset(), src.offset()}, "copy");
+  if (is_half(src.dtype())) {  // a copy moves bits: the 16-bit floats go as uint16_t
+    copy_kernel<uint16_t><<<blocks_for(n), kThreads>>>(static_cast<uint16_t*>(dst.impl()->storage->data()),
+                                                       static_cast<const uint16_t*>(src.impl()->storage->data()), n, calc);
+    EMBER_CUDA_CHECK_LAUNCH();
+    return;
+  }
   EMBER_DISPATCH_ALL_AND_BOOL(src.dtype(), "copy", [&] {
     copy_kernel<scalar_t><<<blocks_for(n), kThreads>>>(static_cast<scalar_t*>(dst.impl()->storage->data()),
                                                        static_cast<const scalar_t*>(src.impl()->storage->data()), n, calc);

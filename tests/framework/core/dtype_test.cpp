@@ -59,7 +59,7 @@ TEST(DType, BoolViewsCopiesAndPrinting) {
 
 TEST(DType, NumericKernelsRefuseBoolNamingTheOp) {
   Tensor m = from_vector(std::vector<bool>{true, false});
-  EXPECT_EMBER_ERROR(arange(0, 3, 1, DType::Bool), "arange: expected a numeric dtype (float32, float64 or int64), got bool");
+  EXPECT_EMBER_ERROR(arange(0, 3, 1, DType::Bool), "arange: got bool, accepts float32, float64, int64, bfloat16, float16");
   EXPECT_EMBER_ERROR(rand({2}, DType::Bool), "uniform: dtype must be floating, got bool");
   EXPECT_EMBER_ERROR(cumsum(m, 0), "cumsum");
 }

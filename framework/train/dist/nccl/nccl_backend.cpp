@@ -41,6 +41,8 @@ ncclDataType_t nccl_type(DType t) {
     case DType::Float64: return ncclFloat64;
     case DType::Int64: return ncclInt64;
     case DType::Bool: throw Error("dist (nccl): bool tensors are not communicated; convert with .to(DType::Int64)");
+    case DType::BFloat16: return ncclBfloat16;
+    case DType::Float16: return ncclFloat16;
   }
   throw Error("dist (nccl): unknown dtype");
 }

@@ -86,8 +86,9 @@ TEST(Safetensors, ReadsHandWrittenFilesIncludingHalfPrecision) {
   io::Safetensors st = io::parse_safetensors(make_file(header, data));
   ASSERT_EQ(st.tensors.size(), 3u);
   EXPECT_EQ(st.tensors[0].first, "h");  // sorted by offset, not by JSON key order
-  EXPECT_EQ(st.tensors[0].second.dtype(), DType::Float32);
+  EXPECT_EQ(st.tensors[0].second.dtype(), DType::Float16);  // kept as stored, two bytes each
   EXPECT_EQ(st.tensors[0].second.to_vector<double>(), (std::vector<double>{1.0, -2.0, 65504.0, std::ldexp(1.0, -24)}));
+  EXPECT_EQ(st.tensors[1].second.dtype(), DType::BFloat16);
   EXPECT_EQ(st.tensors[1].second.to_vector<double>(), (std::vector<double>{1.0, -0.5}));
   EXPECT_EQ(st.tensors[2].second.item(), 0.125);
   EXPECT_EQ(st.metadata.at("k"), "v");
