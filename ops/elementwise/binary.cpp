@@ -32,6 +32,15 @@ std::pair<Tensor, Tensor> promote_bool(const char* op, const Tensor& a, const Te
   return {a, b};
 }
 
+// A 16-bit float beside a wider float takes the wider dtype, and bfloat16 beside float16 meets in
+// float32, as in PyTorch; other pairs are returned as they are (check_pair judges them).
+std::pair<Tensor, Tensor> promote_half(const Tensor& a, const Tensor& b) {
+  const DType da = a.dtype(), db = b.dtype();
+  if (da == db || !is_floating(da) || !is_floating(db) || !(is_half(da) || is_half(db))) return {a, b};
+  DType to = is_half(da) && is_half(db) ? DType::Float32 : is_half(da) ? db : da;
+  return {cast(a, to), cast(b, to)};
+}
+
 void check_pair(const char* op, const Tensor& a, const Tensor& b) {
   EMBER_CHECK(a.defined() && b.defined(), op, ": an operand is undefined");
   EMBER_CHECK(a.dtype() == b.dtype(), op, ": dtype mismatch, ", a.dtype(), to_string(a.shape()), " vs ", b.dtype(),
@@ -83,6 +92,11 @@ Tensor compare_cuda(BinaryOp op, const Tensor& a, const Tensor& b, const Shape& 
 }  // namespace
 
 Tensor binary_kernel(BinaryOp op, const Tensor& a, const Tensor& b) {
+  if (is_half(a.dtype()) && a.device() == Device::CPU) {
+    // Widened to float32, computed there and rounded once, as PyTorch's CPU kernels do.
+    Tensor r = binary_kernel(op, cpu::cast_half(a, DType::Float32), cpu::cast_half(b, DType::Float32));
+    return is_comparison(op) ? r : cpu::cast_half(r, a.dtype());
+  }
   Shape shape = broadcast_shapes(a.shape(), b.shape(), binary_name(op));
   if (is_comparison(op)) {
     if (a.device() == Device::CUDA) return compare_cuda(op, a, b, shape);
@@ -115,7 +129,7 @@ template <class Vjp, class Jvp>
 Primitive<> binary_primitive(BinaryOp op, std::vector<int> saved, bool saves_ans, Vjp vjp, Jvp jvp) {
   Primitive<> p(binary_name(op));
   p.all_devices([op](const Args& x, const NoAttrs&) { return binary_kernel(op, x[0], x[1]); })
-      .dtypes({DType::Float32, DType::Float64, DType::Int64})
+      .dtypes({DType::Float32, DType::Float64, DType::Int64, DType::BFloat16, DType::Float16})
       .saves(saved, saves_ans)
       .vjp([vjp](const Tensor& g, const OpCall<>& c) {
         Grads out(2);
@@ -189,7 +203,9 @@ struct CastAttrs {
   DType to;
 };
 
-Tensor comparison(BinaryOp op, const Tensor& a, const Tensor& b) {
+Tensor comparison(BinaryOp op, const Tensor& a_in, const Tensor& b_in) {
+  EMBER_CHECK(a_in.defined() && b_in.defined(), binary_name(op), ": an operand is undefined");
+  auto [a, b] = promote_half(a_in.detach(), b_in.detach());
   auto [x, y] = promote_bool(binary_name(op), a, b, /*both_bool=*/true);
   check_pair(binary_name(op), x, y);
   return binary_kernel(op, x.detach(), y.detach());
@@ -305,6 +321,11 @@ Tensor apply(const Primitive<>& p, const Tensor& a, const Tensor& b) {
   // The common case first: no Bool operand, no pair of tensor copies (this is every recorded add,
   // the engine's gradient sums included).
   if (a.defined() && b.defined() && a.dtype() != DType::Bool && b.dtype() != DType::Bool) {
+    if (a.dtype() != b.dtype() && (is_half(a.dtype()) || is_half(b.dtype()))) {
+      auto [x, y] = promote_half(a, b);
+      check_pair(p.info().node_name, x, y);
+      return p({x, y});
+    }
     check_pair(p.info().node_name, a, b);
     return p({a, b});
   }

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "framework/core/autograd/primitive.h"
+#include "ops/elementwise/cpu/half_cast.h"
 #include "ops/op_list.h"
 #include "ops/elementwise/cpu/loops.h"
 #include "ops/elementwise/cpu/unary_avx2.h"
@@ -36,8 +37,11 @@ Tensor unary_cpu(UnaryOp op, const Tensor& x) {
   throw Error("unary op: unknown kind");
 }
 
+// The 16-bit floats widen to float32 (vector loops), take the float32 kernel (AVX2 where it has
+// one) and round once.
 Tensor unary_cpu_kernel(UnaryOp op, const Tensor& x) {
   check_cpu(x, "unary op");
+  if (is_half(x.dtype())) return cpu::cast_half(unary_cpu_kernel(op, cpu::cast_half(x, DType::Float32)), x.dtype());
   return EMBER_DISPATCH_FLOAT(x.dtype(), "unary op", [&] { return unary_cpu<scalar_t>(op, x); });
 }
 }  // namespace
@@ -57,6 +61,7 @@ Primitive<> unary_primitive(const char* name, UnaryOp op, unsigned reads, Deriv 
   Primitive<> p(name);
   p.cpu([op](const Args& a, const NoAttrs&) { return unary_cpu_kernel(op, a[0]); })
       .cuda([op](const Args& a, const NoAttrs&) { return cuda_kernels::unary(op, a[0]); })
+      .dtypes({DType::Float32, DType::Float64, DType::BFloat16, DType::Float16})
       .saves(reads & kX ? std::vector<int>{0} : std::vector<int>{}, reads & kY)
       .vjp([deriv](const Tensor& g, const OpCall<>& c) { return Grads{g * deriv(c.in[0], c.out)}; })
       .jvp([deriv](const Args& t, const OpCall<>& c) { return t[0] * deriv(c.in[0], c.out); });
@@ -86,12 +91,14 @@ Tensor unary_param_cpu(const Tensor& x, const UnaryParams& p) {
 
 Tensor unary_param_cpu_kernel(const Tensor& x, const UnaryParams& p) {
   check_cpu(x, "unary op");
+  if (is_half(x.dtype())) return cpu::cast_half(unary_param_cpu_kernel(cpu::cast_half(x, DType::Float32), p), x.dtype());
   return EMBER_DISPATCH_FLOAT(x.dtype(), "unary op", [&] { return unary_param_cpu<scalar_t>(x, p); });
 }
 
 Primitive<UnaryParams> unary_param_primitive(const char* name, unsigned reads, ParamDeriv deriv) {
   Primitive<UnaryParams> p(name);
   p.cpu([](const Args& a, const UnaryParams& at) { return unary_param_cpu_kernel(a[0], at); })
+      .dtypes({DType::Float32, DType::Float64, DType::BFloat16, DType::Float16})
       .cuda([](const Args& a, const UnaryParams& at) { return cuda_kernels::unary_param(at.op, a[0], at.a, at.b); })
       .saves(reads & kX ? std::vector<int>{0} : std::vector<int>{}, reads & kY)
       .vjp([deriv](const Tensor& g, const OpCall<UnaryParams>& c) { return Grads{g * deriv(c.in[0], c.out, c.attrs)}; })
@@ -166,7 +173,7 @@ template <class A>
 Tensor apply(const Primitive<A>& p, const Tensor& x, const A& attrs = A()) {
   const char* name = p.info().node_name;
   EMBER_CHECK(x.defined(), name, ": input is undefined");
-  EMBER_CHECK(is_floating(x.dtype()), name, ": expected a float32 or float64 tensor, got ", x.dtype(),
+  EMBER_CHECK(is_floating(x.dtype()), name, ": expected a floating tensor (float32, float64, bfloat16, float16), got ", x.dtype(),
               to_string(x.shape()), " (convert with .to(DType::Float32))");
   return p({x}, attrs);
 }

@@ -39,6 +39,7 @@ struct EmbeddingPrims {
   Primitive<> embedding =
       Primitive<>("embedding")
           .all_devices([](const Args& a, const NoAttrs&) { return embedding_kernel(a[0], a[1]); })
+          .dtypes({DType::Float32, DType::Float64, DType::BFloat16, DType::Float16})
           .saves({1}, false)
           .vjp([](const Tensor& g, const OpCall<>& c) {
             return Grads{ember::embedding_backward(g, c.in[1], c.in_shape(0)[0]), Tensor()};
@@ -49,6 +50,7 @@ struct EmbeddingPrims {
           .all_devices([](const Args& a, const EmbeddingBackwardAttrs& at) {
             return embedding_backward_kernel(a[0], a[1], at.num_embeddings);
           })
+          .dtypes({DType::Float32, DType::Float64, DType::BFloat16, DType::Float16})
           .saves({1}, false)
           .vjp([](const Tensor& gg, const OpCall<EmbeddingBackwardAttrs>& c) {
             return Grads{ember::embedding(gg, c.in[1]), Tensor()};

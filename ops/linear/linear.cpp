@@ -2,6 +2,7 @@
 
 #include "framework/core/autograd/primitive.h"
 #include "ops/op_list.h"
+#include "ops/elementwise/cpu/half_cast.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/matmul/matmul.h"
 #include "ops/reduce/reduce.h"
@@ -17,7 +18,7 @@ void check_args(const Tensor& x, const Tensor& w, const Tensor& b) {
   EMBER_CHECK(x.dim() >= 1 && x.size(-1) == w.size(1), "linear: input of shape ", to_string(x.shape()),
               " does not end in the weight's in_features ", w.size(1), " (weight shape ", to_string(w.shape()), ")");
   EMBER_CHECK(x.dtype() == w.dtype(), "linear: input is ", x.dtype(), " but the weight is ", w.dtype());
-  EMBER_CHECK(is_floating(x.dtype()), "linear: expected float32 or float64, got ", x.dtype());
+  EMBER_CHECK(is_floating(x.dtype()), "linear: got ", x.dtype(), ", accepts float32, float64, bfloat16, float16");
   EMBER_CHECK(x.device() == w.device(), "linear: input on ", x.device(), " but the weight on ", w.device());
   if (b.defined()) {
     EMBER_CHECK(b.dim() == 1 && b.size(0) == w.size(0), "linear: bias must have shape (", w.size(0), "), got ",
@@ -43,6 +44,11 @@ Shape out_shape(const Tensor& x, const Tensor& w) {
 
 // Raw values: one matmul, then the bias added in place (the result is fresh and contiguous).
 Tensor linear_kernel(const Tensor& x, const Tensor& w, const Tensor& b) {
+  if (is_half(x.dtype()) && x.device() == Device::CPU) {
+    // Product and bias in float32, rounded to the input's dtype once.
+    auto f32 = [](const Tensor& t) { return t.defined() ? cpu::cast_half(t, DType::Float32) : t; };
+    return cpu::cast_half(linear_kernel(f32(x), f32(w), f32(b)), x.dtype());
+  }
   Tensor x2 = x.reshape(as_rows(x));
   Tensor y = matmul(x2, w.t());
   if (b.defined()) {
@@ -67,6 +73,7 @@ const Primitive<>& linear_op() {
   static const Primitive<> p =
       Primitive<>("linear")
           .all_devices([](const Args& a, const NoAttrs&) { return linear_kernel(a[0], a[1], a.size() > 2 ? a[2] : Tensor()); })
+          .dtypes({DType::Float32, DType::Float64, DType::BFloat16, DType::Float16})
           .saves({0, 1}, false)
           .vjp([](const Tensor& g, const OpCall<>& c) {
             const Tensor &x = c.in[0], &w = c.in[1];

@@ -10,6 +10,7 @@
 #include "framework/core/autograd/primitive.h"
 #include "ops/op_list.h"
 #include "framework/core/strided.h"
+#include "ops/elementwise/cpu/half_cast.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/matmul/cpu/kernels.h"
 #include "ops/reduce/reduce.h"
@@ -61,6 +62,12 @@ namespace {
 // The CPU products of one application with `kernel` (nullptr: the library's, which may also fold a
 // batch into one tall matrix-vector product).
 Tensor matmul_cpu(const Tensor& a, const Tensor& b, const Shape& batch, const Matmul2dKernel* kernel) {
+  if (is_half(a.dtype())) {
+    // The 16-bit operands widened to float32 scratch (vector loops) for the float32 kernels, which
+    // accumulate in float32; the product is rounded to the operands' dtype once.
+    Tensor c = matmul_cpu(cpu::cast_half(a, DType::Float32), cpu::cast_half(b, DType::Float32), batch, kernel);
+    return cpu::cast_half(c, a.dtype());
+  }
   int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
   Shape ashape = batch, bshape = batch, oshape = batch;
   ashape.insert(ashape.end(), {m, k});
@@ -130,7 +137,8 @@ void add_cpu_variant(MatmulOp& p, const std::string& name, Matmul2dKernel kernel
 MatmulOp matmul_primitive() {
   MatmulOp p("matmul");
   p.cpu([](const Args& x, const MatmulOptions&) { return KernelOut(matmul_cpu(x[0], x[1], batch_of(x[0], x[1]), nullptr)); })
-      .cuda([](const Args& x, const MatmulOptions& opt) { return matmul_cuda(x, opt, ""); });
+      .cuda([](const Args& x, const MatmulOptions& opt) { return matmul_cuda(x, opt, ""); })
+      .dtypes({DType::Float32, DType::Float64, DType::BFloat16, DType::Float16});
   {
     std::lock_guard<std::mutex> lock(cpu_variants().mutex);
     add_cpu_variant(p, "packed", [](const GemmArgs& g) { cpu::gemm_packed(g); });
@@ -222,7 +230,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, const MatmulOptions& opt) {
   EMBER_CHECK(a.dim() >= 1 && b.dim() >= 1, "matmul: operands must be at least 1-d, got shapes ", to_string(a.shape()),
               " and ", to_string(b.shape()));
   EMBER_CHECK(a.dtype() == b.dtype(), "matmul: dtype mismatch, ", a.dtype(), " vs ", b.dtype());
-  EMBER_CHECK(is_floating(a.dtype()), "matmul: expected float32 or float64 operands, got ", a.dtype());
+  EMBER_CHECK(is_floating(a.dtype()), "matmul: got ", a.dtype(), ", accepts float32, float64, bfloat16, float16");
   EMBER_CHECK(a.device() == b.device(), "matmul: device mismatch, ", a.device(), " vs ", b.device());
   if (a.dim() == 1 && b.dim() == 1) return matmul(a.unsqueeze(0), b.unsqueeze(1), opt).reshape({});
   if (a.dim() == 1) return matmul(a.unsqueeze(0), b, opt).squeeze(-2);

@@ -23,7 +23,7 @@ namespace {
 
 void check_args(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
   EMBER_CHECK(x.defined(), "layer_norm: input is undefined");
-  EMBER_CHECK(is_floating(x.dtype()), "layer_norm: expected a float32 or float64 input, got ", x.dtype(),
+  EMBER_CHECK(is_floating(x.dtype()), "layer_norm: expected a floating input (float32, float64, bfloat16, float16), got ", x.dtype(),
               to_string(x.shape()));
   EMBER_CHECK(x.dim() >= 1 && x.size(-1) > 0, "layer_norm: the input needs a non-empty last dim to normalise, got shape ",
               to_string(x.shape()));
@@ -78,13 +78,16 @@ KernelOut kernel(const Args& a, const LayerNormAttrs& at) {
 Normalised stats(const LayerNormCall& c) {
   const Tensor& x = c.in[0];
   if (x.is_traced()) return normalise(x, c.attrs.eps);
-  return Normalised{(x - c.extras[0]) * c.extras[1], c.extras[1]};
+  // A 16-bit input's statistics are float32; the rules run in the input's dtype.
+  Tensor mu = cast(c.extras[0], x.dtype()), rstd = cast(c.extras[1], x.dtype());
+  return Normalised{(x - mu) * rstd, rstd};
 }
 
 const Primitive<LayerNormAttrs>& layer_norm_op() {
   static const Primitive<LayerNormAttrs> p =
       Primitive<LayerNormAttrs>("layer_norm")
           .all_devices(kernel)
+          .dtypes({DType::Float32, DType::Float64, DType::BFloat16, DType::Float16})
           .saves({0, 1}, false)
           .vjp([](const Tensor& g, const LayerNormCall& c) {
             const Tensor &x = c.in[0], &w = c.in[1];

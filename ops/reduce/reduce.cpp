@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "framework/core/autograd/primitive.h"
+#include "ops/elementwise/cpu/half_cast.h"
 #include "ops/op_list.h"
 #include "framework/core/parallel.h"
 #include "ops/elementwise/elementwise.h"
@@ -112,6 +113,8 @@ Tensor sum_block(const Tensor& x, int64_t d0, int64_t d1) {
 }
 
 Tensor sum_kernel(const Tensor& x, const Shape& dims, bool keepdim) {
+  if (is_half(x.dtype()) && x.device() == Device::CPU)  // float32 sums, rounded to 16 bits once
+    return cpu::cast_half(sum_kernel(cpu::cast_half(x, DType::Float32), dims, keepdim), x.dtype());
   Tensor cur = x.contiguous();
   // Reduce runs of adjacent dims one block at a time, last block first.
   size_t i = dims.size();
@@ -209,7 +212,7 @@ Tensor prod_partials(const Tensor& x, const Tensor& ans, const std::vector<Tenso
 struct ReducePrims {
   ReduceOp sum = ReduceOp("sum")
                      .all_devices([](const Args& x, const ReduceAttrs& a) { return sum_kernel(x[0], a.dims, a.keepdim); })
-                     .dtypes({DType::Float32, DType::Float64, DType::Int64})
+                     .dtypes({DType::Float32, DType::Float64, DType::Int64, DType::BFloat16, DType::Float16})
                      .saves({}, false)
                      .vjp([](const Tensor& g, const ReduceCall& c) {
                        const Shape& in = c.in_shape(0);

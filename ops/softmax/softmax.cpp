@@ -43,7 +43,8 @@ template <Tensor (*Cpu)(const Tensor&, int64_t), BackendHook<Tensor(const Tensor
 DimOp row_op(const char* name) {
   return DimOp(name)
       .cpu([](const Args& x, const DimAttrs& a) { return KernelOut(Cpu(x[0], a.dim)); })
-      .cuda([](const Args& x, const DimAttrs& a) { return KernelOut(Cuda(x[0], a.dim)); });
+      .cuda([](const Args& x, const DimAttrs& a) { return KernelOut(Cuda(x[0], a.dim)); })
+      .dtypes({DType::Float32, DType::Float64, DType::BFloat16, DType::Float16});
 }
 #define EMBER_ROW_OP(name) row_op<cpu::name, cuda_kernels::name>(#name)
 
@@ -70,6 +71,7 @@ struct SoftmaxPrims {
   DimOp logsumexp =
       DimOp("logsumexp")
           .all_devices([](const Args& x, const DimAttrs& a) { return logsumexp_kernel(x[0], a); })
+          .dtypes({DType::Float32, DType::Float64, DType::BFloat16, DType::Float16})
           .saves({0}, false)
           .vjp([](const Tensor& g, const DimCall& c) {
             int64_t d = c.attrs.dim;

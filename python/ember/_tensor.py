@@ -9,10 +9,12 @@ from . import _ember
 from . import cuda as _cuda
 from ._ember import Tensor, DType, Device
 
+# NumPy has no bfloat16: values bound for one are staged in float64 and rounded once by Ember.
 _TO_NUMPY = {DType.float32: np.float32, DType.float64: np.float64, DType.int64: np.int64,
-             DType.bool: np.bool_}
+             DType.bool: np.bool_, DType.float16: np.float16, DType.bfloat16: np.float64}
 _FROM_NUMPY = {np.dtype(np.float32): DType.float32, np.dtype(np.float64): DType.float64,
-               np.dtype(np.int64): DType.int64, np.dtype(np.bool_): DType.bool}
+               np.dtype(np.int64): DType.int64, np.dtype(np.bool_): DType.bool,
+               np.dtype(np.float16): DType.float16}
 
 
 def _ember_dtype_for(a, dtype):
@@ -26,7 +28,7 @@ def _ember_dtype_for(a, dtype):
     if a.dtype.kind == "f":
         return DType.float32 if a.dtype.itemsize <= 4 else DType.float64
     raise _ember.Error(f"tensor: cannot make a tensor of NumPy dtype {a.dtype}; "
-                       "expected numbers (float32, float64 or int64 after conversion)")
+                       "expected numbers (float32, float64, float16 or int64 after conversion)")
 
 
 _INT64_MAX = int(np.iinfo(np.int64).max)
@@ -57,12 +59,15 @@ def _shareable(a):
 
 
 def from_numpy(a, dtype=None):
-    """A tensor on NumPy array `a`'s memory when the layout allows (float32/float64/int64, native
-    order, aligned, writable, non-negative strides: writes through either are seen by both);
-    otherwise a converted copy. The array stays alive as long as any tensor on it."""
+    """A tensor on NumPy array `a`'s memory when the layout allows (float32/float64/float16/int64/
+    bool, native order, aligned, writable, non-negative strides: writes through either are seen by
+    both); otherwise a converted copy (always for dtype=ember.bfloat16, which NumPy lacks). The
+    array stays alive as long as any tensor on it."""
     if not isinstance(a, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(a).__name__}")
     want = _ember_dtype_for(a, dtype)
+    if want == DType.bfloat16:
+        return _cpp_to(Tensor._from_ndarray(_converted(a, want)), want)
     if not (_shareable(a) and _FROM_NUMPY[a.dtype] == want):
         a = _converted(a, want)
     return Tensor._from_ndarray(a)
@@ -124,7 +129,8 @@ def tensor(data, dtype=None, requires_grad=False, device=None):
             dtype = DType.float32
         if a.dtype.kind not in "biuf":
             raise _ember.Error(f"tensor: expected numbers, got data of NumPy dtype {a.dtype}")
-        t = from_numpy(_converted(a, _ember_dtype_for(a, dtype)))
+        want = _ember_dtype_for(a, dtype)
+        t = from_numpy(_converted(a, want), want)
     if requires_grad:
         t.requires_grad_()
     return t
@@ -258,7 +264,8 @@ Tensor.tolist = _tolist
 
 
 _cpp_to = Tensor.to
-_NAMED = {"float32": DType.float32, "float64": DType.float64, "int64": DType.int64, "bool": DType.bool}
+_NAMED = {"float32": DType.float32, "float64": DType.float64, "int64": DType.int64, "bool": DType.bool,
+          "bfloat16": DType.bfloat16, "float16": DType.float16, "half": DType.float16}
 
 
 def _to(self, target):

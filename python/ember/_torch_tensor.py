@@ -233,6 +233,8 @@ def patch(getitem, setitem):
     Tensor.float = lambda self: self if self.dtype == DType.float32 else self.to(DType.float32)
     Tensor.double = lambda self: self if self.dtype == DType.float64 else self.to(DType.float64)
     Tensor.long = lambda self: self if self.dtype == DType.int64 else self.to(DType.int64)
+    Tensor.half = lambda self: self if self.dtype == DType.float16 else self.to(DType.float16)
+    Tensor.bfloat16 = lambda self: self if self.dtype == DType.bfloat16 else self.to(DType.bfloat16)
     Tensor.bool = lambda self: self if self.dtype == DType.bool else self.to(DType.bool)
     Tensor.type = _type
     Tensor.__floordiv__ = lambda a, b: floor_divide(a, b)
@@ -261,14 +263,17 @@ def _index(self):
 
 _TYPE_NAMES = {"torch.FloatTensor": DType.float32, "torch.DoubleTensor": DType.float64,
                "torch.LongTensor": DType.int64, "torch.BoolTensor": DType.bool,
-               "float32": DType.float32, "float64": DType.float64, "int64": DType.int64, "bool": DType.bool}
+               "torch.HalfTensor": DType.float16, "torch.BFloat16Tensor": DType.bfloat16,
+               "float32": DType.float32, "float64": DType.float64, "int64": DType.int64, "bool": DType.bool,
+               "float16": DType.float16, "bfloat16": DType.bfloat16}
 
 
 def _type(self, dtype=None):
     """x.type(): the type's name ("ember.FloatTensor"-style as torch); x.type(ember.float64) casts."""
     if dtype is None:
         return {DType.float32: "ember.FloatTensor", DType.float64: "ember.DoubleTensor",
-                DType.int64: "ember.LongTensor", DType.bool: "ember.BoolTensor"}[self.dtype]
+                DType.int64: "ember.LongTensor", DType.bool: "ember.BoolTensor",
+                DType.float16: "ember.HalfTensor", DType.bfloat16: "ember.BFloat16Tensor"}[self.dtype]
     if isinstance(dtype, str):
         if dtype.replace("ember.", "torch.") not in _TYPE_NAMES and dtype not in _TYPE_NAMES:
             raise ValueError(f"x.type: unknown type {dtype!r}")

@@ -133,6 +133,8 @@ nb::object to_ndarray(const Tensor& t0) {
   // As in PyTorch: NumPy arrays live in host memory, so a GPU tensor is never copied behind the user's back.
   EMBER_CHECK(t.device() == Device::CPU, "numpy(): the tensor is on ", t.device(),
               "; NumPy arrays live in host memory: call .cpu() first (x.cpu().numpy())");
+  EMBER_CHECK(t.dtype() != DType::BFloat16, "numpy(): NumPy has no bfloat16 dtype; convert first ",
+              "(x.float().numpy()), or share the memory with a DLPack consumer that has one (torch.from_dlpack)");
   std::vector<size_t> shape(t.shape().begin(), t.shape().end());
   std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
   auto* keep = new Tensor(t);
@@ -164,6 +166,8 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
       .value("float64", DType::Float64)
       .value("int64", DType::Int64)
       .value("bool", DType::Bool)
+      .value("bfloat16", DType::BFloat16)
+      .value("float16", DType::Float16)
       .def_prop_ro("itemsize", [](DType t) { return itemsize(t); })
       .def_prop_ro("is_floating_point", [](DType t) { return is_floating(t); });
   nb::enum_<Device>(m, "Device").value("cpu", Device::CPU).value("cuda", Device::CUDA);

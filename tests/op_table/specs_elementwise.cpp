@@ -43,7 +43,7 @@ void unary(std::vector<OpSpec>& out, const char* op, Unary f, double (*ref)(doub
     smp.inputs = {rand64({n, n}, 9, positive)};
     return smp;
   };
-  s.errors = {{"an int64 input", [f] { f(arange(4)); }, str(op, ": expected a float32 or float64 tensor")},
+  s.errors = {{"an int64 input", [f] { f(arange(4)); }, str(op, ": expected a floating tensor (float32, float64, bfloat16, float16), got int64")},
               {"an undefined input", [f] { f(Tensor()); }, str(op, ": input is undefined")}};
   out.push_back(s);
 }

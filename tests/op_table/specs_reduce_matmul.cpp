@@ -199,7 +199,7 @@ void add_matmul_specs(std::vector<OpSpec>& out) {
                "matmul: inner dimensions differ, [2, 3] @ [4, 5] (3 vs 4)"},
               {"a 0-d operand", [] { matmul(rand64({}, 1), rand64({4}, 2)); }, "matmul: operands must be at least 1-d"},
               {"int64 operands", [] { matmul(arange(4).reshape({2, 2}), arange(4).reshape({2, 2})); },
-               "matmul: expected float32 or float64 operands"},
+               "matmul: got int64, accepts float32, float64, bfloat16, float16"},
               {"a variant nobody registered", [] {
                  MatmulOptions o;
                  o.impl = "no_such_kernel";

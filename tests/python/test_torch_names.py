@@ -217,7 +217,11 @@ def test_from_numpy_shares_only_embers_dtypes():
     x = ember.from_numpy(a)
     a[0] = 9.0
     assert x.numpy()[0] == 9.0  # shared
-    for dt, want in ((np.int32, ember.int64), (np.uint8, ember.int64), (np.float16, ember.float32)):
+    h = np.arange(4, dtype=np.float16)
+    z = ember.from_numpy(h)
+    h[1] = 0.5
+    assert z.dtype == ember.float16 and z.numpy()[1] == 0.5  # float16 is an Ember dtype: shared
+    for dt, want in ((np.int32, ember.int64), (np.uint8, ember.int64)):
         b = np.arange(4).astype(dt)
         y = ember.from_numpy(b)
         b[0] = 7

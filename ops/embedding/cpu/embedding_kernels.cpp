@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "framework/core/parallel.h"
+#include "ops/elementwise/cpu/half_cast.h"
 
 namespace ember::cpu {
 
@@ -23,7 +24,8 @@ Tensor embedding(const Tensor& weight, const Tensor& ids_in) {
   Tensor out = empty(os, weight.dtype());
   int64_t n = ids.numel(), sv = weight.strides()[0], sd = weight.strides()[1];
   const int64_t* id = ids.data<int64_t>();
-  EMBER_DISPATCH_FLOAT(weight.dtype(), "embedding", [&] {
+  // A row copy: every dtype that stores floats moves as it is, the 16-bit ones included.
+  EMBER_DISPATCH_FLOAT_AND_HALF(weight.dtype(), "embedding", [&] {
     const scalar_t* w = static_cast<const scalar_t*>(weight.impl()->storage->data()) + weight.offset();
     scalar_t* o = out.data<scalar_t>();
     parallel_for(n, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)), [&](int64_t b, int64_t e) {
@@ -39,6 +41,8 @@ Tensor embedding(const Tensor& weight, const Tensor& ids_in) {
 }
 
 Tensor embedding_backward(const Tensor& g_in, const Tensor& ids_in, int64_t V) {
+  if (is_half(g_in.dtype()))  // the row sums run in float32 and round once
+    return cast_half(embedding_backward(cast_half(g_in, DType::Float32), ids_in, V), g_in.dtype());
   Tensor ids = checked_ids(ids_in, V, "embedding_backward");
   Tensor g = g_in.contiguous();
   int64_t D = g.size(-1), n = ids.numel();

@@ -6,6 +6,7 @@
 
 #include "framework/core/parallel.h"
 #include "framework/core/rows.h"
+#include "ops/elementwise/cpu/half_cast.h"
 
 namespace ember::cpu {
 namespace {
@@ -153,9 +154,10 @@ void check_backward_args(const Tensor& x, const Tensor& mean, const Tensor& rstd
   ss.back() = 1;
   EMBER_CHECK(g.shape() == x.shape() && g.dtype() == x.dtype(), "layer_norm backward: gradient ", g.dtype(),
               to_string(g.shape()), " must match the input ", x.dtype(), to_string(x.shape()));
+  const DType st = is_half(x.dtype()) ? DType::Float32 : x.dtype();  // the statistics' dtype
   EMBER_CHECK(mean.shape() == ss && rstd.shape() == ss && mean.is_contiguous() && rstd.is_contiguous() &&
-                  mean.dtype() == x.dtype() && rstd.dtype() == x.dtype(),
-              "layer_norm backward: mean and rstd must be contiguous ", x.dtype(), " of shape ", to_string(ss),
+                  mean.dtype() == st && rstd.dtype() == st,
+              "layer_norm backward: mean and rstd must be contiguous ", st, " of shape ", to_string(ss),
               " (the forward's statistics), got ", to_string(mean.shape()), " and ", to_string(rstd.shape()));
 }
 
@@ -164,6 +166,8 @@ void check_backward_args(const Tensor& x, const Tensor& mean, const Tensor& rstd
 Tensor layer_norm_backward_input(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& weight,
                                  const Tensor& g) {
   check_backward_args(x, mean, rstd, g);
+  if (is_half(x.dtype()))
+    return cast_half(layer_norm_backward_input(f32(x), mean, rstd, f32(weight), f32(g)), x.dtype());
   Tensor out = empty(x.shape(), x.dtype());
   if (x.numel() == 0) return out;
   EMBER_DISPATCH_FLOAT(x.dtype(), "layer_norm backward", [&] {
@@ -174,6 +178,7 @@ Tensor layer_norm_backward_input(const Tensor& x, const Tensor& mean, const Tens
 
 Tensor layer_norm_backward_weight(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& g) {
   check_backward_args(x, mean, rstd, g);
+  if (is_half(x.dtype())) return cast_half(layer_norm_backward_weight(f32(x), mean, rstd, f32(g)), x.dtype());
   Tensor dw = empty({x.size(-1)}, x.dtype());
   EMBER_DISPATCH_FLOAT(x.dtype(), "layer_norm backward", [&] {
     backward_weight_rows<scalar_t>(x, mean.data<scalar_t>(), rstd.data<scalar_t>(), g, dw.data<scalar_t>());
@@ -181,7 +186,11 @@ Tensor layer_norm_backward_weight(const Tensor& x, const Tensor& mean, const Ten
   return dw;
 }
 
+// The 16-bit floats: rows widened to float32, the output rounded once; the statistics stay float32.
+static Tensor f32(const Tensor& t) { return t.defined() && is_half(t.dtype()) ? cast_half(t, DType::Float32) : t; }
+
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, Tensor* mean, Tensor* rstd) {
+  if (is_half(x.dtype())) return cast_half(layer_norm(f32(x), f32(weight), f32(bias), eps, mean, rstd), x.dtype());
   Tensor out = empty(x.shape(), x.dtype());
   Shape ss = x.shape();
   ss.back() = 1;

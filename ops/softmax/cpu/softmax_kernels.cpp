@@ -2,6 +2,7 @@
 
 #include "framework/core/parallel.h"
 #include "framework/core/rows.h"
+#include "ops/elementwise/cpu/half_cast.h"
 #include "ops/softmax/cpu/online_max_sum.h"
 
 namespace ember::cpu {
@@ -44,7 +45,9 @@ void softmax_rows(const Tensor& x, const Tensor& out, int64_t dim, Kind kind) {
   });
 }
 
+// The 16-bit floats widen to float32 rows (float32 sums, as for float32 inputs) and round once.
 Tensor run(const Tensor& x, int64_t dim, Kind kind, const char* op) {
+  if (is_half(x.dtype())) return cast_half(run(cast_half(x, DType::Float32), dim, kind, op), x.dtype());
   Tensor out = empty(x.shape(), x.dtype());
   if (x.numel() == 0) return out;
   EMBER_DISPATCH_FLOAT(x.dtype(), op, [&] { softmax_rows<scalar_t>(x, out, dim, kind); });
@@ -105,6 +108,8 @@ void backward_rows(const Tensor& y, const Tensor& g, const Tensor& out, int64_t 
 Tensor run_backward(const Tensor& y, const Tensor& g, int64_t dim, Kind kind, const char* op) {
   EMBER_CHECK(y.shape() == g.shape() && y.dtype() == g.dtype(), op, ": output ", y.dtype(), to_string(y.shape()),
               " and gradient ", g.dtype(), to_string(g.shape()), " must match");
+  if (is_half(y.dtype()))
+    return cast_half(run_backward(cast_half(y, DType::Float32), cast_half(g, DType::Float32), dim, kind, op), y.dtype());
   Tensor out = empty(y.shape(), y.dtype());
   if (y.numel() == 0) return out;
   EMBER_DISPATCH_FLOAT(y.dtype(), op, [&] { backward_rows<scalar_t>(y, g, out, dim, kind); });
@@ -124,6 +129,7 @@ Tensor softmax(const Tensor& x, int64_t dim) { return run(x, dim, Kind::Softmax,
 Tensor log_softmax(const Tensor& x, int64_t dim) { return run(x, dim, Kind::LogSoftmax, "log_softmax"); }
 
 Tensor logsumexp(const Tensor& x, int64_t dim) {
+  if (is_half(x.dtype())) return cast_half(logsumexp(cast_half(x, DType::Float32), dim), x.dtype());
   Shape os = x.shape();
   if (!os.empty()) os[size_t(dim)] = 1;
   Tensor out = empty(os, x.dtype());

@@ -275,7 +275,7 @@ TEST(Binary, ArithmeticOnTwoBoolsIsAnErrorNamingTheOp) {
   EXPECT_EMBER_ERROR(sub(p, q), "logical_xor");
   EXPECT_EMBER_ERROR(maximum(p, q), "maximum: both operands are bool");
   EXPECT_EMBER_ERROR(pow(p, 2.0), "pow: both operands are bool");
-  EXPECT_EMBER_ERROR(exp(p), "exp: expected a float32 or float64 tensor, got bool");
+  EXPECT_EMBER_ERROR(exp(p), "exp: expected a floating tensor (float32, float64, bfloat16, float16), got bool");
   EXPECT_EMBER_ERROR(mean(p), "mean");
   EXPECT_EMBER_ERROR(max(p), "max: got bool, accepts float32, float64, int64");
 }

@@ -115,7 +115,7 @@ TEST(LayerNorm, BadInput) {
   EXPECT_EMBER_ERROR(layer_norm(x, random({3}, 1), Tensor()), "layer_norm: weight has shape [3] but the input [2, 4] needs [4]");
   EXPECT_EMBER_ERROR(layer_norm(x, Tensor(), random({4, 1}, 1)), "layer_norm: bias has shape [4, 1]");
   EXPECT_EMBER_ERROR(layer_norm(x, random({4}, 1).to(DType::Float32), Tensor()), "layer_norm: weight is float32 but the input is float64");
-  EXPECT_EMBER_ERROR(layer_norm(arange(8).reshape({2, 4}), Tensor(), Tensor()), "layer_norm: expected a float32 or float64 input, got int64");
+  EXPECT_EMBER_ERROR(layer_norm(arange(8).reshape({2, 4}), Tensor(), Tensor()), "layer_norm: expected a floating input (float32, float64, bfloat16, float16), got int64");
   EXPECT_EMBER_ERROR(layer_norm(scalar(1.0), Tensor(), Tensor()), "layer_norm: the input needs a non-empty last dim");
   EXPECT_EMBER_ERROR(layer_norm(zeros({3, 0}), Tensor(), Tensor()), "non-empty last dim");
   EXPECT_EMBER_ERROR(layer_norm(x, Tensor(), Tensor(), -1.0), "layer_norm: eps must be >= 0");
