@@ -150,7 +150,12 @@ def from_dlpack(obj):
         return Tensor._from_cuda_dlpack(obj.__dlpack__(stream=_CUDA_LEGACY_DEFAULT_STREAM))
     if kind != _KDL_CPU:
         raise _ember.Error(f"from_dlpack: DLPack device type {kind} is not supported (expected kDLCPU=1 or kDLCUDA=2)")
-    return from_numpy(np.from_dlpack(obj))
+    try:
+        a = np.from_dlpack(obj)
+    except (TypeError, BufferError, RuntimeError, ValueError):
+        # NumPy cannot hold every DLPack dtype (bfloat16): such memory is wrapped directly.
+        return Tensor._from_ndarray(obj)
+    return from_numpy(a)
 
 
 # ---- Tensor methods written in Python ----

@@ -163,6 +163,9 @@ void check_backward_args(const Tensor& x, const Tensor& mean, const Tensor& rstd
 
 }  // namespace
 
+// The 16-bit floats: rows widened to float32, the output rounded once; the statistics stay float32.
+static Tensor f32(const Tensor& t) { return t.defined() && is_half(t.dtype()) ? cast_half(t, DType::Float32) : t; }
+
 Tensor layer_norm_backward_input(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& weight,
                                  const Tensor& g) {
   check_backward_args(x, mean, rstd, g);
@@ -185,9 +188,6 @@ Tensor layer_norm_backward_weight(const Tensor& x, const Tensor& mean, const Ten
   });
   return dw;
 }
-
-// The 16-bit floats: rows widened to float32, the output rounded once; the statistics stay float32.
-static Tensor f32(const Tensor& t) { return t.defined() && is_half(t.dtype()) ? cast_half(t, DType::Float32) : t; }
 
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, Tensor* mean, Tensor* rstd) {
   if (is_half(x.dtype())) return cast_half(layer_norm(f32(x), f32(weight), f32(bias), eps, mean, rstd), x.dtype());
