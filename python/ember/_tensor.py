@@ -239,7 +239,10 @@ def _iter(self):
 
 
 def _tolist(self):
-    return self.cpu().numpy().tolist()
+    t = self.cpu()
+    if t.dtype == DType.bfloat16:  # NumPy has no bfloat16; float32 holds each value exactly
+        t = _cpp_to(t, DType.float32)
+    return t.numpy().tolist()
 
 
 def _float(self):

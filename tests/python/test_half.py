@@ -51,7 +51,7 @@ def test_numpy_float16_shares_memory_both_ways(rng):
     assert b.dtype == np.float16 and np.shares_memory(a, b)
     a[2, 4] = 0.75
     assert t[2, 4].item() == 0.75
-    t2 = ember.from_numpy(a[:, 1:4])  # a strided view is shared too
+    t2 = ember.from_numpy(a[:, 2:5])  # a strided view is shared too
     assert t2.shape == (3, 3) and t2[2, 2].item() == 0.75
 
 
