@@ -107,15 +107,24 @@ __attribute__((target("avx2,fma,f16c"))) void int8_dots(const Product& p, int64_
   const QuantizedMatrix& w = *p.w;
   const int64_t kpad = w.kpad, nb = w.blocks_per_row();
   const __m256i ones = _mm256_set1_epi16(1);
-  float sc[4096 / kBlock + 8];
+  constexpr int64_t kChunk = 4096 / kBlock;
+  float sc[kChunk + 8], d[R][kChunk + 8];  // W's scales, then W's times x's for each row
   for (int64_t j = n0; j < n1; ++j) {
     const int8_t* q = w.q.data() + j * kpad;
     __m256 acc[R][4];
     for (int r = 0; r < R; ++r)
       for (int u = 0; u < 4; ++u) acc[r][u] = _mm256_setzero_ps();
-    for (int64_t c0 = 0; c0 < nb; c0 += 4096 / kBlock) {
-      const int64_t c1 = std::min(nb, c0 + 4096 / kBlock);
+    for (int64_t c0 = 0; c0 < nb; c0 += kChunk) {
+      const int64_t c1 = std::min(nb, c0 + kChunk);
       widen_scales(w.scale.data() + j * nb + c0, c1 - c0, sc);
+      // Both scales of each block multiplied eight blocks at a time, so the loop below loads one.
+      for (int r = 0; r < R; ++r) {
+        const float* xs = p.xs + (i0 + r) * nb + c0;
+        int64_t b = 0;
+        for (; b + 8 <= c1 - c0; b += 8)
+          _mm256_storeu_ps(d[r] + b, _mm256_mul_ps(_mm256_loadu_ps(sc + b), _mm256_loadu_ps(xs + b)));
+        for (; b < c1 - c0; ++b) d[r][b] = sc[b] * xs[b];
+      }
       for (int64_t b = c0; b < c1; ++b) {
         const int8_t* qb = q + b * kBlock;
         _mm_prefetch(reinterpret_cast<const char*>(qb + kPrefetch), _MM_HINT_T0);
@@ -126,9 +135,8 @@ __attribute__((target("avx2,fma,f16c"))) void int8_dots(const Product& p, int64_
           const __m256i xq =
               _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.xq + (i0 + r) * kpad + b * kBlock));
           const __m256i d16 = _mm256_maddubs_epi16(aw, _mm256_sign_epi8(xq, wq));
-          const __m256 d = _mm256_cvtepi32_ps(_mm256_madd_epi16(d16, ones));
-          const __m256 s = _mm256_set1_ps(sc[b - c0] * p.xs[(i0 + r) * nb + b]);
-          acc[r][u] = _mm256_fmadd_ps(d, s, acc[r][u]);
+          const __m256 dot = _mm256_cvtepi32_ps(_mm256_madd_epi16(d16, ones));
+          acc[r][u] = _mm256_fmadd_ps(dot, _mm256_broadcast_ss(d[r] + (b - c0)), acc[r][u]);
         }
       }
     }
