@@ -41,9 +41,11 @@ def cpu_name():
 def run_ember(args, weights, threads):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "bench.json")
-        cmd = [args.gpt2, "bench", "--weights", weights, "--threads", str(threads), "--prompt-len",
+        # "int8-dots": int8 weights with the integer-dot decode kernel (x quantised per block too)
+        kernel = "dots" if weights == "int8-dots" else "widen"
+        cmd = [args.gpt2, "bench", "--weights", weights.split("-")[0], "--threads", str(threads), "--prompt-len",
                str(args.prompt_len), "--lengths", str(args.decode + 1), "--no-cache-lengths", "2", "--repeats",
-               str(args.repeats), "--int8-decode", args.int8_decode, "--json", out]
+               str(args.repeats), "--int8-decode", kernel, "--json", out]
         if args.model:
             cmd += ["--model", args.model]
         env = dict(os.environ, OMP_WAIT_POLICY="passive")
@@ -73,11 +75,11 @@ def main():
     ap.add_argument("out", help="output folder (raw.json, table.md)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--formats", nargs="+", default=["f32", "bf16", "int8"], choices=["f32", "bf16", "int8"])
+    ap.add_argument("--formats", nargs="+", default=["f32", "bf16", "int8"], choices=["f32", "bf16", "int8", "int8-dots"],
+                    help="int8-dots: int8 weights, decode through the integer-dot kernel")
     ap.add_argument("--prompt-len", type=int, default=128)
     ap.add_argument("--decode", type=int, default=32, help="decode steps timed after the prompt")
     ap.add_argument("--repeats", type=int, default=3, help="runs per point and round (gpt2 bench --repeats)")
-    ap.add_argument("--int8-decode", default="widen", choices=["widen", "dots"])
     ap.add_argument("--model", help="Hugging Face GPT-2 folder (default: random weights, GPT-2 124M shapes)")
     ap.add_argument("--gpt2", default=os.path.join(ROOT, "build", "bin", "gpt2"), help="the gpt2 program")
     ap.add_argument("--llama-bench", help="llama.cpp's llama-bench, to time it in the same rounds")

@@ -14,6 +14,7 @@
 #include "models/gpt2/checkpoint.h"
 #include "models/gpt2/generate.h"
 #include "models/gpt2/text_data.h"
+#include "ops/quant/quant_linear.h"
 
 namespace ember::gpt2::cli {
 
@@ -32,6 +33,8 @@ int quality(int argc, char** argv) {
       "context", "bytes per window (at most the model's context)", cxxopts::value<int64_t>()->default_value("128"))(
       "prompts", "greedy continuations compared", cxxopts::value<int64_t>()->default_value("8"))(
       "new-tokens", "tokens per continuation", cxxopts::value<int64_t>()->default_value("32"))(
+      "int8-decode", "int8 kernel for 1 to 3 rows (the decode steps): widen or dots (as gpt2 bench)",
+      cxxopts::value<std::string>()->default_value("dots"))(
       "json", "write the results as JSON", cxxopts::value<std::string>())("h,help", "show this help");
   auto a = ember::cli::parse(o, argc, argv);
   if (a.count("help")) {
@@ -42,6 +45,10 @@ int quality(int argc, char** argv) {
   const int64_t context = ember::cli::flag<int64_t>(a, "context", 2, kMaxPositions);
   const int64_t prompts = ember::cli::flag<int64_t>(a, "prompts", 0, 1 << 16);
   const int64_t new_tokens = ember::cli::flag<int64_t>(a, "new-tokens", 1, kMaxPositions);
+  const std::string int8_decode = a["int8-decode"].as<std::string>();
+  EMBER_CHECK(int8_decode == "widen" || int8_decode == "dots", "--int8-decode: expected widen or dots, got '",
+              int8_decode, "'");
+  quant::set_int8_decode_kernel(int8_decode == "dots" ? quant::QuantKernel::Avx2IntDots : quant::QuantKernel::Avx2FewRows);
   const std::string json_path = a.count("json") ? ember::cli::output_path("--json", a["json"].as<std::string>()) : "";
   auto load = [&] {
     auto m = a.count("model") ? load_model(a["model"].as<std::string>())
@@ -107,7 +114,7 @@ int quality(int argc, char** argv) {
   if (!json_path.empty())
     ember::bench::write_json(json_path, {{"model", a.count("model") ? a["model"].as<std::string>() : "random " + a["config"].as<std::string>()},
                                          {"cpu", ember::bench::cpu_name()}, {"windows", windows}, {"context", context},
-                                         {"prompts", prompts}, {"rows", rows}});
+                                         {"prompts", prompts}, {"int8_decode", int8_decode}, {"rows", rows}});
   return 0;
 }
 

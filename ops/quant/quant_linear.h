@@ -13,15 +13,16 @@ enum class QuantKernel {
   Portable,     // scalar loops, any CPU
   Avx2FewRows,  // up to 3 rows at a time, W widened to float32 in registers (decode)
   Avx2IntDots,  // int8 only: x quantised per block of 32 too, integer dot products
-  Avx2Tiles,    // W widened a tile at a time into an L2-resident scratch, 4 x 3 register blocks (prefill)
+  Avx2Tiles,    // W widened 16 columns at a time into an L2-resident panel, 6 x 16 outer products (prefill)
 };
 const char* kernel_name(QuantKernel k);
 // Whether kernel k runs here for weights of format f (the AVX2 ones need AVX2, FMA and F16C).
 bool kernel_available(QuantKernel k, WeightFormat f);
-// What Auto runs for `rows` rows of x: the AVX2 few-rows kernel up to 3 rows, the tiles beyond,
-// the portable loops on a CPU without AVX2.
+// What Auto runs for `rows` rows of x: up to 3 rows the AVX2 few-rows kernel (bf16) or the
+// integer dots (int8; set_int8_decode_kernel), the tiles beyond, the portable loops on a CPU
+// without AVX2.
 QuantKernel chosen_kernel(WeightFormat f, int64_t rows);
-// The kernel Auto runs for int8 weights and up to 3 rows: Avx2FewRows (the default) or Avx2IntDots,
+// The kernel Auto runs for int8 weights and up to 3 rows: Avx2IntDots (the default) or Avx2FewRows,
 // for benchmarks that compare them (gpt2 bench --int8-decode). Process-wide; ember::Error for others.
 void set_int8_decode_kernel(QuantKernel k);
 QuantKernel int8_decode_kernel();

@@ -32,9 +32,8 @@ void product_few_rows_avx2(const Product& p, int64_t n0, int64_t n1);
 // Int8 only: integer dot products of W's int8 blocks with x's int8 blocks (maddubs/madd), scaled
 // by both blocks' scales into float32 accumulators. Needs p.xq and p.xs.
 void product_int_dots_avx2(const Product& p, int64_t n0, int64_t n1);
-// Many rows: W is widened a tile of columns at a time into a float32 scratch that stays in the
-// L2 (never the whole matrix), then a 4 x 3 register-blocked float32 kernel multiplies every row
-// of x by the tile.
+// Many rows: W is widened 16 columns at a time into a k-major float32 panel that stays in the L2
+// (never the whole matrix), then a 6 x 16 outer-product kernel multiplies every row of x by it.
 void product_tiles_avx2(const Product& p, int64_t n0, int64_t n1);
 #endif
 
