@@ -1,14 +1,14 @@
 // AVX2 kernels for 1 to 3 rows of x (decode): each row of W is streamed from memory once per
-// group of rows, so their cost per weight byte must stay below what the memory delivers. Every
-// row of x keeps four independent FMA chains; W's values are widened to float32 in registers.
-#include <immintrin.h>
-
+// group of rows, so their cost per weight byte must stay below what the memory delivers. Each row
+// of x keeps several independent FMA chains (four when widening W to float32 in registers, two in
+// the integer dots).
 #include <algorithm>
 
 #include "framework/core/half.h"
 #include "ops/quant/cpu/kernels.h"
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
 
 namespace ember::quant::cpu {
 namespace {

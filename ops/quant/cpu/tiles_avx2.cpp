@@ -5,8 +5,6 @@
 // FMAs into 12 accumulators that stay in registers for the whole of k (no horizontal sums), the
 // shape of the library's float32 micro-kernels. Widening costs one pass over the panel per call,
 // shared by all the rows.
-#include <immintrin.h>
-
 #include <algorithm>
 #include <vector>
 
@@ -14,6 +12,7 @@
 #include "ops/quant/cpu/kernels.h"
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
 
 namespace ember::quant::cpu {
 namespace {
