@@ -41,11 +41,12 @@ def cpu_name():
 def run_ember(args, weights, threads):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "bench.json")
-        # "int8-dots": int8 weights with the integer-dot decode kernel (x quantised per block too)
-        kernel = "dots" if weights == "int8-dots" else "widen"
+        # "int8-dots" / "int8-widen": int8 weights with that decode kernel; "int8": gpt2 bench's default
         cmd = [args.gpt2, "bench", "--weights", weights.split("-")[0], "--threads", str(threads), "--prompt-len",
                str(args.prompt_len), "--lengths", str(args.decode + 1), "--no-cache-lengths", "2", "--repeats",
-               str(args.repeats), "--int8-decode", kernel, "--json", out]
+               str(args.repeats), "--json", out]
+        if "-" in weights:
+            cmd += ["--int8-decode", weights.split("-")[1]]
         if args.model:
             cmd += ["--model", args.model]
         env = dict(os.environ, OMP_WAIT_POLICY="passive")
@@ -75,8 +76,9 @@ def main():
     ap.add_argument("out", help="output folder (raw.json, table.md)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--formats", nargs="+", default=["f32", "bf16", "int8"], choices=["f32", "bf16", "int8", "int8-dots"],
-                    help="int8-dots: int8 weights, decode through the integer-dot kernel")
+    ap.add_argument("--formats", nargs="+", default=["f32", "bf16", "int8"],
+                    choices=["f32", "bf16", "int8", "int8-widen", "int8-dots"],
+                    help="int8-widen / int8-dots: int8 weights with that decode kernel (gpt2 bench --int8-decode)")
     ap.add_argument("--prompt-len", type=int, default=128)
     ap.add_argument("--decode", type=int, default=32, help="decode steps timed after the prompt")
     ap.add_argument("--repeats", type=int, default=3, help="runs per point and round (gpt2 bench --repeats)")

@@ -33,8 +33,9 @@ bool kernel_available(QuantKernel k, WeightFormat f) {
 }
 
 namespace {
-// The integer dots decoded 1.1-1.2x faster than widening on GPT-2 124M (examples/gpt2/WEIGHTS.md).
-std::atomic<int> g_int8_decode{int(QuantKernel::Avx2IntDots)};
+// Widening by default: it adds no rounding of x, and the integer dots were not clearly faster on
+// GPT-2 124M decode on the shared machine (examples/gpt2/WEIGHTS.md).
+std::atomic<int> g_int8_decode{int(QuantKernel::Avx2FewRows)};
 }
 
 void set_int8_decode_kernel(QuantKernel k) {

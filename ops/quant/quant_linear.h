@@ -18,11 +18,11 @@ enum class QuantKernel {
 const char* kernel_name(QuantKernel k);
 // Whether kernel k runs here for weights of format f (the AVX2 ones need AVX2, FMA and F16C).
 bool kernel_available(QuantKernel k, WeightFormat f);
-// What Auto runs for `rows` rows of x: up to 3 rows the AVX2 few-rows kernel (bf16) or the
-// integer dots (int8; set_int8_decode_kernel), the tiles beyond, the portable loops on a CPU
+// What Auto runs for `rows` rows of x: up to 3 rows the AVX2 few-rows kernel (for int8, or the
+// integer dots after set_int8_decode_kernel), the tiles beyond, the portable loops on a CPU
 // without AVX2.
 QuantKernel chosen_kernel(WeightFormat f, int64_t rows);
-// The kernel Auto runs for int8 weights and up to 3 rows: Avx2IntDots (the default) or Avx2FewRows,
+// The kernel Auto runs for int8 weights and up to 3 rows: Avx2FewRows (the default) or Avx2IntDots,
 // for benchmarks that compare them (gpt2 bench --int8-decode). Process-wide; ember::Error for others.
 void set_int8_decode_kernel(QuantKernel k);
 QuantKernel int8_decode_kernel();
