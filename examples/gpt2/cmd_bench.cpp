@@ -19,6 +19,7 @@
 #include "models/gpt2/checkpoint.h"
 #include "models/gpt2/generate.h"
 #include "ops/matmul/matmul.h"
+#include "ops/quant/quant_linear.h"
 
 namespace ember::gpt2::cli {
 namespace {
@@ -47,6 +48,11 @@ int bench(int argc, char** argv) {
       cxxopts::value<std::string>()->default_value("16,32,64,128,256,512"))(
       "repeats", "timed runs per point (median reported)", cxxopts::value<int>()->default_value("1"))(
       "threads", "CPU threads (0: OpenMP's default)", cxxopts::value<int>()->default_value("0"))(
+      "weights", "weight format: f32, bf16 or int8 (quantised after loading; examples/gpt2/WEIGHTS.md)",
+      cxxopts::value<std::string>()->default_value("f32"))(
+      "int8-decode", "int8 kernel for 1 to 3 rows: widen (int8 to float32 in registers, FMAs with x) or dots "
+      "(x quantised per block of 32 too, integer dot products)",
+      cxxopts::value<std::string>()->default_value("widen"))(
       "json", "write the results as JSON", cxxopts::value<std::string>())("h,help", "show this help");
   auto a = ember::cli::parse(o, argc, argv);
   if (a.count("help")) {
@@ -58,10 +64,16 @@ int bench(int argc, char** argv) {
   const int repeats = ember::cli::flag<int>(a, "repeats", 1, 1000);
   const int64_t plen = ember::cli::flag<int64_t>(a, "prompt-len", 1, kMaxPositions);
   const std::string json_path = a.count("json") ? ember::cli::output_path("--json", a["json"].as<std::string>()) : "";
+  const quant::WeightFormat weights = quant::parse_format(a["weights"].as<std::string>());
+  const std::string int8_decode = a["int8-decode"].as<std::string>();
+  EMBER_CHECK(int8_decode == "widen" || int8_decode == "dots", "--int8-decode: expected widen or dots, got '",
+              int8_decode, "'");
+  quant::set_int8_decode_kernel(int8_decode == "dots" ? quant::QuantKernel::Avx2IntDots : quant::QuantKernel::Avx2FewRows);
   if (threads > 0) set_num_threads(threads);
   std::unique_ptr<GPT2> model = a.count("model") ? load_model(a["model"].as<std::string>())
                                                  : std::make_unique<GPT2>(Config::preset(a["config"].as<std::string>()));
   model->eval();
+  model->quantize(weights);
   const Config& cfg = model->config();
   EMBER_CHECK(plen >= 1 && plen < cfg.n_positions, "--prompt-len must be in [1, ", cfg.n_positions - 1, "], got ", plen);
   // Lengths the user asked for must fit the context (checked before any run); the defaults are
@@ -124,7 +136,8 @@ int bench(int argc, char** argv) {
   warm.max_new_tokens = 2;
   generate(*model, prompt, warm);
 
-  std::cout << "gpt2 bench: " << model->name() << ", " << model->num_parameters() << " parameters, on "
+  std::cout << "gpt2 bench: " << model->name() << ", " << model->num_parameters() << " parameters, "
+            << quant::format_name(weights) << " weights, on "
             << ember::bench::cpu_name() << " (" << num_threads() << " threads)\n";
   KVCache probe(cfg, 1);
   double prefill = median([&] {
@@ -132,7 +145,7 @@ int bench(int argc, char** argv) {
     // nanoGPT peer do (forward() would add 128 x 768 x 50257 multiply-adds nobody samples from).
     KVCache cache(cfg, 1, plen + 1);
     Tensor h = model->hidden(from_vector(prompt, {1, plen}), &cache);
-    matmul(h.slice(1, plen - 1, plen), model->wte.t());
+    model->lm_head(h.slice(1, plen - 1, plen));
   });
   std::cout << std::fixed << std::setprecision(3) << "prefill of " << plen << " tokens: " << prefill << " s ("
             << std::setprecision(1) << double(plen) / prefill << " tokens/s)\n"
@@ -140,9 +153,10 @@ int bench(int argc, char** argv) {
             << double(probe.bytes()) / (1 << 20) << " MiB (2 x n_layer x n_embd x 4 bytes = "
             << 2 * cfg.n_layer * cfg.n_embd * 4 << " bytes per position)\n";
   // A cached decode step reads every weight once (the LM head is wte itself), so this machine's
-  // read bandwidth puts a floor under its time: what "fast" can mean for decode here.
+  // read bandwidth puts a floor under its time: what "fast" can mean for decode here. The bytes
+  // are those of the chosen format (int8: 1.0625 per weight with the scales).
   const ember::bench::Bandwidth bw = ember::bench::measure_bandwidth(size_t(256) << 20, num_threads());
-  const double weight_bytes = double(model->num_parameters()) * double(itemsize(model->wte.dtype()));
+  const double weight_bytes = double(model->decode_weight_bytes());
   const double floor_tps = bw.read_gbs() * 1e9 / weight_bytes;
   std::cout << ember::bench::describe(bw) << "\n"
             << "decode floor: " << std::setprecision(0) << weight_bytes / 1e6 << " MB of weights per token at "
@@ -206,6 +220,7 @@ int bench(int argc, char** argv) {
   run(without_cache, false);
   if (a.count("json")) {
     nlohmann::json j = {{"model", model->name()}, {"cpu", ember::bench::cpu_name()}, {"threads", num_threads()},
+                        {"weights", quant::format_name(weights)}, {"int8_decode", int8_decode},
                         {"prompt_len", plen},     {"prefill_s", prefill}, {"kv_cache_bytes_full", probe.bytes()},
                         {"rows", rows},           {"per_step", per_step},
                         {"bandwidth", ember::bench::to_json(bw)}, {"weight_bytes", weight_bytes},

@@ -27,6 +27,11 @@ int generate(int argc, char** argv) {
       "no-cache", "recompute the whole prefix every step instead of using the KV cache")(
       "attention", "attention algorithm: flash2 (FlashAttention-2 order), flash (the paper's Algorithm 1) or standard",
       cxxopts::value<std::string>()->default_value("flash2"))(
+      "weights",
+      "weight format for inference: f32 (as loaded), bf16 (bfloat16, 2 bytes per weight) or int8 (blocks of 32 "
+      "int8 values with a float16 scale, 1.06 bytes per weight); the linear layers and the tied LM head are "
+      "quantised after loading (examples/gpt2/WEIGHTS.md)",
+      cxxopts::value<std::string>()->default_value("f32"))(
       "print-ids", "print the generated token ids on one line instead of text")(
       "dump-logits", "write the logits of every position of the input as a float32 (T x vocab) .npy file and exit",
       cxxopts::value<std::string>())("h,help", "show this help");
@@ -45,10 +50,12 @@ int generate(int argc, char** argv) {
   s.top_p = ember::cli::flag<double>(a, "top-p", 1e-9, 1, "a probability mass in (0, 1]");
   s.seed = a["seed"].as<uint64_t>();
   s.use_cache = !a.count("no-cache");
+  const quant::WeightFormat weights = quant::parse_format(a["weights"].as<std::string>());
   const std::string dump = a.count("dump-logits") ? ember::cli::output_path("--dump-logits", a["dump-logits"].as<std::string>()) : "";
   std::string dir = a["model"].as<std::string>();
   auto model = load_model(dir);
   model->eval();
+  model->quantize(weights);
   attention_study::register_attention_study_kernels();  // "flash" and "standard" beside the library's flash2
   model->set_attention_impl(a["attention"].as<std::string>());
   bool have_tokenizer = std::filesystem::exists(dir + "/vocab.json");

@@ -103,7 +103,7 @@ std::vector<int64_t> generate(GPT2& model, const std::vector<int64_t>& prompt, c
     Tensor h = opt.use_cache ? model.hidden(next_input, cache.get()) : model.hidden(from_vector(seq, {1, int64_t(seq.size())}));
     // Only the last position is sampled, so the LM head (C x vocab, the largest matmul of a step)
     // runs on that row alone, as nanoGPT's generate does; forward() would run it on all T rows.
-    Tensor last = matmul(h.slice(1, h.size(1) - 1, h.size(1)), model.wte.t()).reshape({cfg.vocab_size});
+    Tensor last = model.lm_head(h.slice(1, h.size(1) - 1, h.size(1))).reshape({cfg.vocab_size});
     int64_t id = sample_next(last, opt, gen);
     seq.push_back(id);
     out.push_back(id);

@@ -10,6 +10,7 @@
 #include "ops/loss/cross_entropy.h"
 #include "ops/matmul/matmul.h"
 #include "ops/norm/layer_norm.h"
+#include "ops/quant/quant_linear.h"
 #include "ops/shape/shape_ops.h"
 
 namespace ember::gpt2 {
@@ -20,7 +21,10 @@ Conv1D::Conv1D(int64_t in, int64_t out, Generator& gen) {
   bias = register_parameter("bias", zeros({out}));
 }
 
-Tensor Conv1D::forward(const Tensor& x) { return matmul(x, weight) + bias; }
+Tensor Conv1D::forward(const Tensor& x) {
+  if (quantized) return quant::quant_linear(x, *quantized, bias.detach());
+  return matmul(x, weight) + bias;
+}
 std::string Conv1D::name() const { return str("Conv1D(", weight.size(0), ", ", weight.size(1), ")"); }
 
 Block::Block(const Config& c, int64_t l, Generator& gen) : cfg(c), layer(l) {
@@ -101,6 +105,13 @@ void GPT2::set_attention_impl(const std::string& impl) {
 Tensor GPT2::hidden(const Tensor& ids, KVCache* cache) {
   EMBER_CHECK(ids.defined() && ids.dtype() == DType::Int64 && ids.dim() == 2, "gpt2: ids must be int64 of shape (B, T), got ",
               ids.defined() ? str(ids.dtype(), to_string(ids.shape())) : "undefined");
+  EMBER_CHECK(format_ == quant::WeightFormat::Float32 || !(is_training() && autograd::grad_enabled()),
+              "gpt2: this model's weights are quantised to ", quant::format_name(format_),
+              " for inference and cannot be trained; call eval() (or run under no_grad), or train the float32 "
+              "model and quantise it afterwards");
+  // A quantised model has nothing to differentiate: its forward records nothing.
+  std::unique_ptr<autograd::NoGradGuard> inference;
+  if (format_ != quant::WeightFormat::Float32) inference = std::make_unique<autograd::NoGradGuard>();
   int64_t T = ids.size(1), start = cache ? cache->length() : 0;
   EMBER_CHECK(T > 0, "gpt2: empty input");
   EMBER_CHECK(start + T <= cfg_.n_positions, "gpt2: ", start + T, " positions exceed the context length ",
@@ -124,9 +135,42 @@ Tensor GPT2::hidden(const Tensor& ids, KVCache* cache) {
   return ln_f->forward(x);
 }
 
-Tensor GPT2::forward(const Tensor& ids, KVCache* cache) {
+Tensor GPT2::forward(const Tensor& ids, KVCache* cache) { return lm_head(hidden(ids, cache)); }
+
+Tensor GPT2::lm_head(const Tensor& h) const {
   // The LM head is the token embedding itself (weight tying): logits = h @ wte^T.
-  return matmul(hidden(ids, cache), wte.t());
+  if (lm_head_) return quant::quant_linear(h.detach(), *lm_head_);
+  return matmul(h, wte.t());
+}
+
+void GPT2::quantize(quant::WeightFormat format) {
+  EMBER_CHECK(format_ == quant::WeightFormat::Float32, "gpt2: the weights are already quantised to ",
+              quant::format_name(format_), "; load the float32 model again to quantise it to ", quant::format_name(format));
+  if (format == quant::WeightFormat::Float32) return;
+  EMBER_CHECK(wte.device() == Device::CPU && wte.dtype() == DType::Float32,
+              "gpt2: quantize needs float32 weights on the CPU, the model's are ", wte.dtype(), " on ", wte.device());
+  autograd::NoGradGuard ng;
+  // All matrices first, then the switch: an error leaves the model as it was.
+  std::vector<std::pair<Conv1D*, std::shared_ptr<const quant::QuantizedMatrix>>> done;
+  for (auto& b : blocks)
+    for (Conv1D* c : {b->c_attn.get(), b->attn_proj.get(), b->c_fc.get(), b->mlp_proj.get()})
+      done.emplace_back(c, std::make_shared<quant::QuantizedMatrix>(quant::quantize(c->weight, format, /*transposed=*/true)));
+  auto head = std::make_shared<quant::QuantizedMatrix>(quant::quantize(wte, format));
+  for (auto& [c, q] : done) c->quantized = q;
+  lm_head_ = head;
+  format_ = format;
+  eval();
+}
+
+int64_t GPT2::decode_weight_bytes() const {
+  // Every parameter once (wte as the LM head), in the format the step reads it.
+  int64_t bytes = num_parameters() * 4;
+  if (!lm_head_) return bytes;
+  bytes += lm_head_->bytes() - wte.numel() * 4;
+  for (auto& b : blocks)
+    for (const Conv1D* c : {b->c_attn.get(), b->attn_proj.get(), b->c_fc.get(), b->mlp_proj.get()})
+      bytes += c->quantized->bytes() - c->weight.numel() * 4;
+  return bytes;
 }
 
 Tensor lm_loss(const Tensor& logits, const Tensor& targets) {

@@ -12,6 +12,7 @@
 #include "models/gpt2/config.h"
 #include "models/gpt2/kv_cache.h"
 #include "ops/attention/attention.h"
+#include "ops/quant/quantized_matrix.h"
 
 namespace ember::gpt2 {
 
@@ -23,6 +24,9 @@ class Conv1D : public nn::Module {
   Tensor forward(const Tensor& x) override;
   std::string name() const override;
   Tensor weight, bias;
+  // Set by GPT2::quantize: forward then multiplies by these int8/bf16 weights (ops/quant/) and
+  // no longer reads `weight`, which stays as loaded (state_dict and save still see the float32).
+  std::shared_ptr<const quant::QuantizedMatrix> quantized;
 };
 
 // A module that only groups others under a name ("attn", "mlp", "h"), so parameter names
@@ -103,12 +107,30 @@ class GPT2 : public nn::Module {
   bool checkpoint_blocks = false;
 
   const Config& config() const { return cfg_; }
+
+  // Weight-only quantisation for inference: every linear layer's weight (attention c_attn and
+  // c_proj, MLP c_fc and c_proj) and the tied LM head (a quantised copy of wte; the embedding
+  // lookup keeps reading the float32 wte, one row per token) are stored in `format`, and forward,
+  // hidden, lm_head and generate use the quantised products. The model switches to eval mode, and
+  // its forward records nothing for autograd; a forward in training mode (train()) with gradients
+  // enabled is refused. ember::Error for a second quantisation, for weights not float32 on the CPU.
+  // quantize(Float32) on a float32 model does nothing.
+  void quantize(quant::WeightFormat format);
+  quant::WeightFormat weight_format() const { return format_; }
+  // logits = h @ wte^T, or the quantised LM head's product after quantize().
+  Tensor lm_head(const Tensor& h) const;
+  // The weight bytes one cached decode step streams: every parameter once (wte as the LM head), the
+  // projections and the LM head in their format, the rest (norms, biases, wpe) as float32.
+  int64_t decode_weight_bytes() const;
+
   std::vector<std::shared_ptr<Block>> blocks;
   Tensor wte, wpe;
   std::shared_ptr<LayerNorm> ln_f;
 
  private:
   Config cfg_;
+  quant::WeightFormat format_ = quant::WeightFormat::Float32;
+  std::shared_ptr<const quant::QuantizedMatrix> lm_head_;
 };
 
 // Mean cross-entropy of next-token prediction: logits (B, T, V) against ids shifted by one.

@@ -184,6 +184,23 @@ class GPT2:
                                   bool(use_cache), int(stop_token), on_token)
         return self.tokenizer.decode(out) if text else out
 
+    def quantize(self, weights):
+        """Weight-only quantisation for inference, in place: weights="int8" (blocks of 32 int8
+        values with a float16 scale each) or "bf16" (bfloat16); "f32" leaves a float32 model as it
+        is. The linear layers and the tied LM head then read the quantised bytes (the embedding
+        lookup keeps float32 wte); the model switches to eval mode and records nothing for autograd;
+        training it (train() and a forward with gradients) raises ember.Error, as does a second
+        quantisation or an unknown name. Returns the model."""
+        if weights not in ("f32", "bf16", "int8"):
+            raise ValueError(f"GPT2.quantize: unknown weight format {weights!r}; expected 'f32', 'bf16' or 'int8'")
+        self._impl.quantize(weights)
+        return self
+
+    @property
+    def weights(self):
+        """The weight format: "f32", "bf16" or "int8"."""
+        return self._impl.weights
+
     @property
     def config(self):
         return self._impl.config

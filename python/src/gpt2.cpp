@@ -100,6 +100,10 @@ void bind_model(nb::module_& m) {
       }, nb::arg("prompt"), nb::arg("max_new_tokens"), nb::arg("temperature"), nb::arg("top_k"), nb::arg("top_p"),
            nb::arg("seed"), nb::arg("use_cache"), nb::arg("stop_token"), nb::arg("on_token") = nb::none())
       .def_prop_ro("config", &GPT2::config)
+      .def("quantize", [](GPT2& g, const std::string& format) { g.quantize(quant::parse_format(format)); },
+           nb::arg("format"), release_gil())
+      .def_prop_ro("weights", [](const GPT2& g) { return std::string(quant::format_name(g.weight_format())); })
+      .def_prop_ro("decode_weight_bytes", &GPT2::decode_weight_bytes)
       .def_prop_rw("attention",
                    [](const GPT2& g) { return g.blocks.at(0)->attention_impl; },
                    [](GPT2& g, const std::string& s) { g.set_attention_impl(s); })
