@@ -31,7 +31,8 @@ const char* kUsage =
     "  generate   continue a prompt with a GPT-2 model folder (greedy, or sampled with --temperature)\n"
     "  tokenize   print the token ids of a text, or decode ids back to text\n"
     "  train      train a small GPT-2 on plain text (default: Debian's fortunes) and save it\n"
-    "  bench      prefill and generation speed with and without the KV cache\n";
+    "  bench      prefill and generation speed with and without the KV cache\n"
+    "  train-step time train's step stage by stage on random tokens (and print its losses)\n";
 }
 
 int main(int argc, char** argv) {
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
     if (cmd == "tokenize") return tokenize(argc - 1, argv + 1);
     if (cmd == "train") return train(argc - 1, argv + 1);
     if (cmd == "bench") return bench(argc - 1, argv + 1);
+    if (cmd == "train-step") return train_step(argc - 1, argv + 1);
     std::cerr << "gpt2: unknown command '" << cmd << "'\n\n" << kUsage;
     return 2;
   } catch (const std::exception& e) {
