@@ -38,6 +38,8 @@ int train_step(int argc, char** argv) {
       "embd", "embedding width", cxxopts::value<int64_t>()->default_value("128"))(
       "vocab", "vocabulary size", cxxopts::value<int64_t>()->default_value("257"))(
       "seed", "seed for initialisation and batches", cxxopts::value<uint64_t>()->default_value("0"))(
+      "lr", "AdamW's learning rate (weight decay 0.1)", cxxopts::value<double>()->default_value("1e-3"))(
+      "fixed-batch", "train on the first batch at every step (the loss then falls fast)")(
       "losses", "print every step's loss (%.9g)")("help", "this help");
   auto a = o.parse(argc, argv);
   if (a.count("help")) {
@@ -57,15 +59,17 @@ int train_step(int argc, char** argv) {
   const uint64_t seed = a["seed"].as<uint64_t>();
   GPT2 model(cfg, seed);
   optim::AdamOptions ao;
-  ao.lr = 1e-3;
+  ao.lr = flag<double>(a, "lr", 1e-12, 10, "a learning rate from 1e-12 to 10");
   ao.weight_decay = 0.1;
   optim::AdamW opt(model.parameters(), ao);
   Generator gen(seed + 1);
   using clock = std::chrono::steady_clock;
   auto ms = [](clock::time_point t0, clock::time_point t1) { return std::chrono::duration<double, std::milli>(t1 - t0).count(); };
   std::vector<double> total, fwd, bwd, clip, adam, zero;
+  Tensor first;  // the first batch, for --fixed-batch
   for (int64_t s = 0; s < warmup + steps; ++s) {
-    Tensor tokens = randint({batch, context + 1}, 0, cfg.vocab_size, &gen);
+    Tensor tokens = a.count("fixed-batch") && first.defined() ? first : randint({batch, context + 1}, 0, cfg.vocab_size, &gen);
+    if (!first.defined()) first = tokens;
     Tensor x = tokens.narrow(1, 0, context).contiguous(), y = tokens.narrow(1, 1, context).contiguous();
     const auto t0 = clock::now();
     Tensor loss = lm_loss(model.forward(x), y);
