@@ -35,6 +35,8 @@ def op_of(outer_first, fs):
         inner = m.group(1) if m else f
         if not m and not ATTRS.search(f):
             continue
+        if "UnaryPrims::UnaryPrims()" in inner:  # the fused VJPs declared in UnaryPrims' constructor
+            return "gelu_tanh (fused)"
         if inner.startswith("ember::(anonymous namespace)::unary_primitive"):
             u = next((re.search(r"UnaryPrims::(\w+)", g) for g in fs if "UnaryPrims::" in g), None)
             return u.group(1) if u else "unary"
