@@ -10,10 +10,12 @@ Each sample is charged to the outermost op on its stack: an op's kernel (a lambd
 rule under the autograd engine's `run_backward` in the backward; the optimizer (clip_grad_norm,
 AdamW), allocation (the caching allocator, malloc, page faults) and OpenMP waiting (libgomp's
 barriers and spinning) are charged as such wherever they fall, since they are what the issue asks for.
-Samples before the first and after the last step (start-up, model building) are left out.
+OpenMP's worker threads are counted apart (waiting, or working in a region). Samples before the
+first and after the last step (start-up, model building) are left out.
 """
 import collections
 import re
+import signal
 import sys
 
 GOMP_WAIT = re.compile(r"gomp_(team_)?barrier|do_spin|do_wait|gomp_mutex_lock|futex_wait|gomp_sem_wait")
@@ -63,6 +65,12 @@ def frames(block):
 
 def classify(fs):
     outer_first = fs[::-1]
+    worker = any("start_thread" in f for f in fs) and any("libgomp" in f or "gomp_thread_start" in f for f in fs)
+    if worker and not any("train_step" in f for f in fs):
+        # OpenMP's worker threads: their stacks end at the parallel region's body, not at the op.
+        leaf = fs[0] if fs else ""
+        waiting = GOMP_WAIT.search(leaf) or "libgomp" in leaf
+        return "worker thread: OpenMP waiting" if waiting else "worker thread: in a parallel region"
     if not any("train_step" in f for f in outer_first) or any(
             re.search(r"GPT2::GPT2|AdamW::AdamW|randint", f) for f in fs):
         return None  # start-up, model building, the batches, exit
@@ -89,6 +97,7 @@ def classify(fs):
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet under `| head`
     text = sys.stdin.read()
     counts = collections.Counter()
     leaves = collections.defaultdict(collections.Counter)
