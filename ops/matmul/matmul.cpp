@@ -163,8 +163,9 @@ MatmulOp matmul_primitive() {
         // A 2-D B shared by a stack of A's (x W): its gradient is one product over all the stack's rows,
         // x^T g with x as (B * T, C), instead of a stack of products and a sum over it.
         if (c.needs(1) && b.dim() == 2 && a.dim() > 2) {
-          const int64_t k = a.size(-1), n = g.size(-1);
-          out[1] = matmul(a.reshape({-1, k}).transpose(0, 1), g.reshape({-1, n}), c.attrs);
+          int64_t rows = 1;  // spelled out: reshape cannot infer a -1 beside a dim of size 0
+          for (int64_t d = 0; d + 1 < a.dim(); ++d) rows *= a.size(d);
+          out[1] = matmul(a.reshape({rows, a.size(-1)}).transpose(0, 1), g.reshape({rows, g.size(-1)}), c.attrs);
         } else if (c.needs(1)) {
           out[1] = sum_to(matmul(a.transpose(-2, -1), g, c.attrs), b.shape());
         }
