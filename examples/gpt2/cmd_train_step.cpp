@@ -53,6 +53,8 @@ int train_step(int argc, char** argv) {
   cfg.n_layer = flag<int64_t>(a, "layers", 1, kMaxLayers);
   cfg.n_head = flag<int64_t>(a, "heads", 1, kMaxHeads);
   cfg.n_embd = flag<int64_t>(a, "embd", 1, kMaxEmbd);
+  EMBER_CHECK(cfg.n_embd % cfg.n_head == 0, "--embd: ", cfg.n_embd, " is not divisible by --heads ", cfg.n_head,
+              " (expected a multiple of it)");
   cfg.vocab_size = flag<int64_t>(a, "vocab", 2, kMaxVocab);
   cfg.n_positions = context;
   cfg.validate();
