@@ -13,6 +13,7 @@ int tokenize(int argc, char** argv);
 int train(int argc, char** argv);
 int bench(int argc, char** argv);
 int quality(int argc, char** argv);
+int train_step(int argc, char** argv);
 
 // "15496,11,995" -> ids; ember::Error on anything else.
 std::vector<int64_t> parse_ids(const std::string& s);

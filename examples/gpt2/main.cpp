@@ -32,7 +32,8 @@ const char* kUsage =
     "  tokenize   print the token ids of a text, or decode ids back to text\n"
     "  train      train a small GPT-2 on plain text (default: Debian's fortunes) and save it\n"
     "  bench      prefill and generation speed with and without the KV cache\n"
-    "  quality    perplexity and greedy tokens with f32, bf16 and int8 weights\n";
+    "  quality    perplexity and greedy tokens with f32, bf16 and int8 weights\n"
+    "  train-step time train's step stage by stage on random tokens (and print its losses)\n";
 }
 
 int main(int argc, char** argv) {
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
     if (cmd == "train") return train(argc - 1, argv + 1);
     if (cmd == "bench") return bench(argc - 1, argv + 1);
     if (cmd == "quality") return quality(argc - 1, argv + 1);
+    if (cmd == "train-step") return train_step(argc - 1, argv + 1);
     std::cerr << "gpt2: unknown command '" << cmd << "'\n\n" << kUsage;
     return 2;
   } catch (const std::exception& e) {

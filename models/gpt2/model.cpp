@@ -66,7 +66,10 @@ Tensor Block::forward(const Tensor& x, KVCache* cache, const Hooks* hooks) {
   Tensor h = ln_1->forward(x);
   if (hooks && hooks->attn_input) hooks->attn_input(layer, h);
   std::vector<Tensor> qkv = qkv_heads(h);
-  Tensor k = qkv[1], v = qkv[2];
+  // Contiguous heads: the attention kernels copy strided ones anyway, and a training step's backward
+  // then reads these saved copies instead of copying the views again. A cache's keys and values are
+  // read where they lie.
+  Tensor q = qkv[0].contiguous(), k = cache ? qkv[1] : qkv[1].contiguous(), v = cache ? qkv[2] : qkv[2].contiguous();
   // The attention op aligns its causal mask bottom-right, so queries at positions
   // [cached, cached + T) see every cached key and the new keys up to their own: prefill, one-token
   // steps and chunks all use the same mask.
@@ -74,7 +77,7 @@ Tensor Block::forward(const Tensor& x, KVCache* cache, const Hooks* hooks) {
   AttentionOptions opt;
   opt.causal = true;
   opt.impl = attention_impl;
-  Tensor y = attention(qkv[0], k, v, opt);  // (B, H, T, hd)
+  Tensor y = attention(q, k, v, opt);  // (B, H, T, hd)
   if (hooks && hooks->attn_heads) y = hooks->attn_heads(layer, y);
   y = y.transpose(1, 2).reshape({B, T, cfg.n_embd});  // merge heads back to (B, T, C)
   Tensor x1 = x + attn_proj->forward(y);

@@ -59,6 +59,19 @@ void cpu_gemm(const GemmArgs& g, const MatmulOptions& opt) {
 
 namespace {
 
+// Whether the batch dims of x (the first nb) and its rows make one run of rows with one stride:
+// each dim's stride is the next one's times its size (dims of size 1 aside).
+bool folds_into_rows(const Tensor& x, size_t nb) {
+  if (x.strides()[nb] == 0) return false;  // rows of a broadcast A: kernels read rows a stride apart
+  int64_t want = x.strides()[nb] * x.shape()[nb];
+  for (size_t d = nb; d-- > 0;) {
+    if (x.shape()[d] == 1) continue;
+    if (x.strides()[d] != want) return false;
+    want *= x.shape()[d];
+  }
+  return true;
+}
+
 // The CPU products of one application with `kernel` (nullptr: the library's, which may also fold a
 // batch into one tall matrix-vector product).
 Tensor matmul_cpu(const Tensor& a, const Tensor& b, const Shape& batch, const Matmul2dKernel* kernel) {
@@ -94,12 +107,14 @@ Tensor matmul_cpu(const Tensor& a, const Tensor& b, const Shape& batch, const Ma
     run(ae.offset(), be.offset(), 0);
     return out;
   }
-  // A stack of matrices times one shared column vector is one tall matrix-vector product: one pass
-  // over all of A with the threads splitting every row, instead of a short GEMV per matrix.
+  // A stack of matrices times one shared matrix (x W with x of shape (B, T, C)) is one product of
+  // B * T rows where A's batch and row dims make one stride: one GEMM on the general path, with
+  // its threads splitting every row, instead of B short ones on the few-rows path, each with a
+  // parallel region of its own. A stack times a column vector becomes one tall matrix-vector product.
   const bool shared_b = std::all_of(bbst.begin(), bbst.end(), [](int64_t s) { return s == 0; });
-  if (n == 1 && shared_b && !kernel && a.shape() == ashape && a.is_contiguous()) {
-    gemm(GemmArgs{out.numel(), 1, k, pa + ae.offset() * int64_t(es), k, 1, pb + be.offset() * int64_t(es),
-                  be.strides()[nb], be.strides()[nb + 1], po, 1, a.dtype()});
+  if (shared_b && !kernel && folds_into_rows(ae, nb)) {
+    gemm(GemmArgs{out.numel() / n, n, k, pa + ae.offset() * int64_t(es), ae.strides()[nb], ae.strides()[nb + 1],
+                  pb + be.offset() * int64_t(es), be.strides()[nb], be.strides()[nb + 1], po, n, a.dtype()});
     return out;
   }
   Shape rows = batch;  // iterate batch indices; the "row" here is the last batch dim
@@ -153,7 +168,15 @@ MatmulOp matmul_primitive() {
         const Tensor &a = c.in[0], &b = c.in[1];
         Grads out(2);
         if (c.needs(0)) out[0] = sum_to(matmul(g, b.transpose(-2, -1), c.attrs), a.shape());
-        if (c.needs(1)) out[1] = sum_to(matmul(a.transpose(-2, -1), g, c.attrs), b.shape());
+        // A 2-D B shared by a stack of A's (x W): its gradient is one product over all the stack's rows,
+        // x^T g with x as (B * T, C), instead of a stack of products and a sum over it.
+        if (c.needs(1) && b.dim() == 2 && a.dim() > 2) {
+          int64_t rows = 1;  // spelled out: reshape cannot infer a -1 beside a dim of size 0
+          for (int64_t d = 0; d + 1 < a.dim(); ++d) rows *= a.size(d);
+          out[1] = matmul(a.reshape({rows, a.size(-1)}).transpose(0, 1), g.reshape({rows, g.size(-1)}), c.attrs);
+        } else if (c.needs(1)) {
+          out[1] = sum_to(matmul(a.transpose(-2, -1), g, c.attrs), b.shape());
+        }
         return out;
       })
       .jvp([](const Args& t, const OpCall<MatmulOptions>& c) {

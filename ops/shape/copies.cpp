@@ -1,14 +1,21 @@
 // Copies: contiguous(), slice's VJP, concat/stack/split.
+#include <algorithm>
 #include <cstring>
 
 #include "framework/core/autograd/primitive.h"
 #include "ops/op_list.h"
+#include "framework/core/parallel.h"
 #include "framework/core/strided.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/shape/shape_ops.h"
 #include "ops/cuda_kernels.h"
 
 namespace ember {
+
+namespace {
+// Elements a thread's share of a strided copy must have to pay for waking it.
+constexpr int64_t kCopyGrain = int64_t(1) << 15;
+}  // namespace
 
 // dst[...] = src[...] elementwise; same shape and dtype, any strides.
 void copy_strided(const Tensor& dst, const Tensor& src) {
@@ -20,14 +27,24 @@ void copy_strided(const Tensor& dst, const Tensor& src) {
     std::memcpy(dst.raw_data(), src.raw_data(), size_t(src.numel()) * itemsize(src.dtype()));
     return;
   }
+  // Rows whose elements are adjacent on both sides (the heads' transposes of attention) go as
+  // memcpy, and threads take ranges of rows once there are enough elements to pay for them.
+  const int64_t len = src.dim() ? std::max<int64_t>(src.shape().back(), 1) : 1;
+  const int64_t grain = std::max<int64_t>(1, kCopyGrain / len);
   EMBER_DISPATCH_EVERY(src.dtype(), "copy", [&] {
     scalar_t* o = static_cast<scalar_t*>(dst.impl()->storage->data());
     const scalar_t* in = static_cast<const scalar_t*>(src.impl()->storage->data());
     int64_t so = dst.dim() ? dst.strides().back() : 1, si = src.dim() ? src.strides().back() : 1;
-    for_each_row<2>(src.shape(), {&dst.strides(), &src.strides()}, {dst.offset(), src.offset()},
-                    [&](const std::array<int64_t, 2>& off, int64_t len) {
-                      for (int64_t i = 0; i < len; ++i) o[off[0] + i * so] = in[off[1] + i * si];
-                    });
+    parallel_for(row_count(src.shape()), grain, [&](int64_t r0, int64_t r1) {
+      for_each_row_in<2>(src.shape(), {&dst.strides(), &src.strides()}, {dst.offset(), src.offset()}, r0, r1,
+                         [&](const std::array<int64_t, 2>& off, int64_t n) {
+                           if (so == 1 && si == 1) {
+                             std::memcpy(o + off[0], in + off[1], size_t(n) * sizeof(scalar_t));
+                             return;
+                           }
+                           for (int64_t i = 0; i < n; ++i) o[off[0] + i * so] = in[off[1] + i * si];
+                         });
+    });
   });
 }
 

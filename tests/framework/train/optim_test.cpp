@@ -1,5 +1,6 @@
 #include <cmath>
 
+#include "framework/core/parallel.h"
 #include "framework/train/optim/adam.h"
 #include "framework/train/optim/adam_kernel.h"
 #include "framework/train/optim/clip_grad.h"
@@ -305,4 +306,34 @@ TEST(OptimClip, ScalesToMaxNormOnce) {
   expect_values(c.grad(), {1.0, 1.0}, 1e-6);
   expect_values(d.grad(), {1.0, 1.0}, 1e-6);
   EXPECT_EMBER_ERROR(optim::clip_grad_norm({c}, 0.0), "max_norm must be > 0");
+}
+
+// The global norm in one pass over every gradient: float32 and float64 gradients together, one
+// from a transposed operand, a parameter without one, sizes spanning several threads' ranges,
+// against a float64 loop; and the same at one thread and at two.
+TEST(OptimClip, GradNormOfManyGradientsMatchesFloat64Reference) {
+  std::vector<Tensor> params;
+  double want = 0;
+  int64_t i = 0;
+  for (int64_t n : {1, 7, 130001, 64, 3}) {
+    Tensor g = random({n}, uint64_t(40 + i));
+    if (i % 2) g = g.to(DType::Float32);
+    Tensor p = zeros({n}, g.dtype()).requires_grad_();
+    sum(p * g).backward();
+    for (double v : p.grad().to_vector<double>()) want += v * v;
+    params.push_back(p);
+    ++i;
+  }
+  Tensor t = zeros({5, 9}, DType::Float64).requires_grad_();
+  Tensor gt = random({9, 5}, 99);
+  sum(t * gt.transpose(0, 1)).backward();
+  for (double v : t.grad().to_vector<double>()) want += v * v;
+  params.push_back(t);
+  params.push_back(zeros({4}).requires_grad_());  // no gradient: skipped
+  const int before = num_threads();
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    EXPECT_NEAR(optim::grad_norm(params), std::sqrt(want), 1e-12 * std::sqrt(want)) << threads << " threads";
+  }
+  set_num_threads(before);
 }

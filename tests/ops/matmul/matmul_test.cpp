@@ -214,3 +214,53 @@ TEST(Matmul, Errors) {
   EXPECT_EMBER_ERROR(matmul(random({2, 2, 3}, 1), random({3, 3, 2}, 2)), "matmul:");  // batch 2 vs 3
   EXPECT_EMBER_ERROR(matmul(a, Tensor()), "matmul:");
 }
+
+// A stack times one shared matrix runs as one GEMM over the stack's rows where A's batch and row
+// dims make one stride, and B's gradient is one product over those rows: values and both gradients
+// against the triple loop, for stacks that fold (contiguous, a row slice of a taller stack, float32
+// large enough for threads) and stacks that do not (batch dims transposed, rows strided, A
+// broadcast), and for empty dims, where B's gradient is zeros of B's shape.
+TEST(Matmul, StackTimesSharedMatrixFoldsIntoOneProduct) {
+  struct P {
+    const char* what;
+    Tensor a, b;
+  };
+  Tensor tall = random({3, 9, 5}, 60);
+  std::vector<P> ps = {
+      {"contiguous (2, 3, 7) @ (7, 5)", random({2, 3, 7}, 61), random({7, 5}, 62)},
+      {"(2, 2, 3, 5) @ (5, 4)", random({2, 2, 3, 5}, 63), random({5, 4}, 64)},
+      {"batch dims transposed", random({3, 2, 4, 5}, 65).transpose(0, 1), random({5, 3}, 66)},
+      {"rows a slice of a taller stack", tall.narrow(1, 2, 4), random({5, 6}, 67)},
+      {"rows strided", strided_random({2, 4, 5}, 68), transposed_random({5, 3}, 69)},
+      {"A broadcast over the batch", random({1, 4, 5}, 70).expand({3, 4, 5}), random({5, 2}, 71)},
+      {"float32 across threads", random({12, 64, 128}, 72).to(DType::Float32), random({128, 96}, 73).to(DType::Float32)},
+  };
+  for (const P& p : ps) {
+    SCOPED_TRACE(p.what);
+    const bool f32 = p.a.dtype() == DType::Float32;
+    const double tol = f32 ? 2e-4 : 1e-12;
+    Tensor a64 = p.a.to(DType::Float64), b64 = p.b.to(DType::Float64);
+    EXPECT_TRUE(all_close(matmul(p.a, p.b), ref_matmul(a64, b64), tol, f32 ? 1e-4 : 1e-12));
+    Tensor a = p.a.detach().requires_grad_(), b = p.b.detach().requires_grad_();
+    Tensor u = random(matmul(p.a, p.b).shape(), 74).to(p.a.dtype());
+    sum(matmul(a, b) * u).backward();
+    // d/dB sum(u * A B) = sum over the stack of A_i^T u_i; d/dA = u B^T.
+    Tensor u64 = u.to(DType::Float64);
+    Tensor gb = ref_matmul(a64.transpose(-2, -1), u64);
+    while (gb.dim() > 2) gb = sum(gb, {0});
+    EXPECT_TRUE(all_close(b.grad(), gb, tol, f32 ? 1e-4 : 1e-12));
+    EXPECT_TRUE(all_close(a.grad(), ref_matmul(u64, b64.transpose(0, 1)), tol, f32 ? 1e-4 : 1e-12));
+  }
+  for (const Shape& as : {Shape{2, 3, 0}, Shape{2, 0, 4}, Shape{0, 3, 4}}) {
+    const int64_t n = 2;
+    Tensor a = random(as, 75).requires_grad_(), b = random({as.back(), n}, 76).requires_grad_();
+    sum(matmul(a, b)).backward();
+    EXPECT_EQ(b.grad().shape(), (Shape{as.back(), n}));
+    EXPECT_EQ(a.grad().shape(), as);
+    if (b.grad().numel()) EXPECT_EQ(b.grad().abs().sum().item(), 0.0);
+  }
+  EXPECT_TRUE(grad_ok([](const std::vector<Tensor>& in) { return matmul(in[0], in[1]); },
+                      {random({2, 2, 3, 4}, 77), random({4, 3}, 78)}));
+  EXPECT_TRUE(grad_ok([](const std::vector<Tensor>& in) { return matmul(in[0], in[1]); },
+                      {random({2, 3, 4}, 79).transpose(0, 1), random({4, 2}, 80)}));
+}
