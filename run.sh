@@ -3,8 +3,9 @@
 #   ./run.sh          install what is missing, build Release, run the main job
 #   ./run.sh test     build and run the whole test suite (and, under CI, once more with sanitizers,
 #                     then each reader of outside bytes under libFuzzer: scripts/fuzz.sh)
-# Also: ./run.sh build | ./run.sh bench-deps (the benchmark peers: PyTorch, SciPy, OpenBLAS, and
-#       ember beside torch) | ./run.sh peer-ember (that ember again, after a change to the library)
+# Also: ./run.sh build | ./run.sh bench-deps (the benchmark peers: PyTorch, SciPy, OpenBLAS, ember
+#       beside torch, llama.cpp's llama-bench with GGUF files of GPT-2 124M) | ./run.sh peer-ember
+#       (that ember again, after a change to the library)
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -23,6 +24,13 @@ PEER_PACKAGES=(python3-venv python3-scipy)
 # its python when it exists, else /usr/bin/python3 (examples/common/peer_python.h, scripts/peer_info.py).
 PEER_VENV=${EMBER_PEER_VENV:-$HOME/.cache/ember/peer-venv}
 PEER_PIP_PACKAGES=("torch>=2,<3" "numpy>=1.26" scipy threadpoolctl)
+# llama.cpp's llama-bench and llama-quantize (the GPT-2 weight-format peer, examples/gpt2/WEIGHTS.md),
+# built from the sources in PyPI's llama-cpp-python sdist, and the GGUF files of a random GPT-2 124M.
+LLAMA_CPP_CACHE=${EMBER_LLAMA_CPP_CACHE:-$HOME/.cache/ember/llama.cpp}
+LLAMA_CPP_PYTHON_VERSION=0.3.36
+# What llama.cpp's convert_hf_to_gguf.py imports beyond torch and numpy (its requirements file pins
+# another torch, so only these): transformers at the version llama.cpp pins, gguf from its sources.
+LLAMA_CONVERT_PIP_PACKAGES=("transformers==4.57.6")
 FUZZ_PACKAGES=(clang)  # libFuzzer and its sanitizer runtimes come with Debian's clang
 
 have_packages() {
@@ -145,13 +153,21 @@ case "${1:-main}" in
     "$PEER_VENV/bin/python" -m pip install --upgrade "${PEER_PIP_PACKAGES[@]}"
     install_peer_ember
     "$PEER_VENV/bin/python" scripts/peer_info.py
+    JOBS=$JOBS scripts/build_llama_cpp.sh --cache "$LLAMA_CPP_CACHE" --version "$LLAMA_CPP_PYTHON_VERSION"
+    llama_src=$LLAMA_CPP_CACHE/llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION/vendor/llama.cpp
+    if ! "$PEER_VENV/bin/python" -c "import gguf, transformers" 2>/dev/null; then
+      echo "==> pip install llama.cpp's gguf-py and ${LLAMA_CONVERT_PIP_PACKAGES[*]} into $PEER_VENV"
+      "$PEER_VENV/bin/python" -m pip install --quiet "$llama_src/gguf-py" "${LLAMA_CONVERT_PIP_PACKAGES[@]}"
+    fi
+    /usr/bin/python3 scripts/make_gguf.py "$LLAMA_CPP_CACHE/gguf" --llama-cpp "$llama_src" \
+      --quantize "$LLAMA_CPP_CACHE/bin/llama-quantize" --python "$PEER_VENV/bin/python"
     ;;
   peer-ember)
     [ -x "$PEER_VENV/bin/python" ] || { echo "run.sh peer-ember: no $PEER_VENV; run ./run.sh bench-deps first" >&2; exit 1; }
     install_peer_ember
     ;;
   -h|--help|help)
-    sed -n '2,7p' "$0"
+    sed -n '2,8p' "$0"
     ;;
   *)
     echo "unknown command '$1' (expected: main, test, build, bench-deps, peer-ember)" >&2
