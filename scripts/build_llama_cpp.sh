@@ -93,6 +93,10 @@ mkdir -p "$BIN"
 cp "$BUILD/bin/llama-bench" "$BUILD/bin/llama-quantize" "$BIN/"
 {
   echo "llama-cpp-python $VERSION"
+  # The sdist has no git history; its changelog names the llama.cpp commit it vendors.
+  echo "llama.cpp commit: $(awk -v v="## [$VERSION]" '$0 == v {on = 1; next} on && /^## / {exit}
+    on && match($0, /llama\.cpp@[0-9a-f]+/) {print substr($0, RSTART + 10, RLENGTH - 10); exit}' \
+    "$CACHE/llama_cpp_python-$VERSION/CHANGELOG.md" 2>/dev/null) (from the sdist's CHANGELOG.md)"
   # GGML_NATIVE compiles with -march=native: the x86 features that turns on here.
   echo "compiler: $(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$BUILD/CMakeCache.txt")"
   echo "-march=native enables: $(echo | ${CC:-cc} -march=native -dM -E - 2>/dev/null |

@@ -12,8 +12,9 @@ OUT/table.md; the CPU is named in both.
     examples/gpt2/bench_weights.py OUT --model DIR --llama-bench PATH --gguf DIR   # with the peer
 
 --model DIR reads a Hugging Face folder (default: random weights at GPT-2 124M's shapes, which
-time the same). --gguf DIR holds model-f32.gguf, model-f16.gguf and model-q8_0.gguf (what
-`./run.sh bench-deps` writes beside llama-bench)."""
+time the same). --gguf DIR holds model-f32.gguf, model-f16.gguf and model-q8_0.gguf: `./run.sh
+bench-deps` builds llama-bench into ~/.cache/ember/llama.cpp/bin and writes them, from the random
+GPT-2 124M folder gpt2-random beside them, into ~/.cache/ember/llama.cpp/gguf (scripts/make_gguf.py)."""
 import argparse
 import json
 import os
