@@ -52,6 +52,17 @@ double eval_loss(GPT2& model, const TextCorpus& data, int64_t batches, int64_t b
 
 }  // namespace
 
+Config model_shape(const cxxopts::ParseResult& a) {
+  using ember::cli::flag;
+  Config cfg;
+  cfg.n_layer = flag<int64_t>(a, "layers", 1, kMaxLayers);
+  cfg.n_head = flag<int64_t>(a, "heads", 1, kMaxHeads);
+  cfg.n_embd = flag<int64_t>(a, "embd", 1, kMaxEmbd);
+  EMBER_CHECK(cfg.n_embd % cfg.n_head == 0, "--embd: ", cfg.n_embd, " is not divisible by --heads ", cfg.n_head,
+              " (expected a multiple of it)");
+  return cfg;
+}
+
 int train(int argc, char** argv) {
   cxxopts::Options o("gpt2 train",
                      "Train a small GPT-2 (byte-level vocabulary) on plain text, evaluate it on held-out text, save "
@@ -88,12 +99,7 @@ int train(int argc, char** argv) {
   const int64_t context = flag<int64_t>(a, "context", 2, kMaxPositions);
   const int64_t eval_every = flag<int64_t>(a, "eval-every", 1, int64_t(1) << 40);
   const int64_t eval_batches = flag<int64_t>(a, "eval-batches", 1, 1 << 20);
-  Config cfg;
-  cfg.n_layer = flag<int64_t>(a, "layers", 1, kMaxLayers);
-  cfg.n_head = flag<int64_t>(a, "heads", 1, kMaxHeads);
-  cfg.n_embd = flag<int64_t>(a, "embd", 1, kMaxEmbd);
-  EMBER_CHECK(cfg.n_embd % cfg.n_head == 0, "--embd: ", cfg.n_embd, " is not divisible by --heads ", cfg.n_head,
-              " (expected a multiple of it)");
+  Config cfg = model_shape(a);
   cfg.vocab_size = 257;
   cfg.n_positions = context;
   const double lr = flag<double>(a, "lr", 1e-12, 10, "a learning rate from 1e-12 to 10");

@@ -49,12 +49,7 @@ int train_step(int argc, char** argv) {
   using ember::cli::flag;
   const int64_t steps = flag<int64_t>(a, "steps", 1, 1 << 20), warmup = flag<int64_t>(a, "warmup", 0, 1 << 20);
   const int64_t batch = flag<int64_t>(a, "batch", 1, 1 << 16), context = flag<int64_t>(a, "context", 2, kMaxPositions);
-  Config cfg;
-  cfg.n_layer = flag<int64_t>(a, "layers", 1, kMaxLayers);
-  cfg.n_head = flag<int64_t>(a, "heads", 1, kMaxHeads);
-  cfg.n_embd = flag<int64_t>(a, "embd", 1, kMaxEmbd);
-  EMBER_CHECK(cfg.n_embd % cfg.n_head == 0, "--embd: ", cfg.n_embd, " is not divisible by --heads ", cfg.n_head,
-              " (expected a multiple of it)");
+  Config cfg = model_shape(a);
   cfg.vocab_size = flag<int64_t>(a, "vocab", 2, kMaxVocab);
   cfg.n_positions = context;
   cfg.validate();
