@@ -1,6 +1,7 @@
 #include "ops/common/cpu/half_convert.h"
 
 #include "framework/core/error.h"
+#include "ops/common/cpu/cpu_has_f16c.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -88,7 +89,7 @@ bool bf16_simd_available() {
 
 bool fp16_simd_available() {
 #ifdef EMBER_HALF_X86
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  static const bool yes = __builtin_cpu_supports("avx2") && ember::cpu::cpu_has_f16c();
   return yes;
 #else
   return false;

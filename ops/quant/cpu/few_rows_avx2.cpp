@@ -6,6 +6,7 @@
 
 #include "framework/core/half.h"
 #include "ops/quant/cpu/kernels.h"
+#include "ops/common/cpu/cpu_has_f16c.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -159,7 +160,7 @@ __attribute__((target("avx2,fma,f16c"))) void int8_dots(const Product& p, int64_
 bool has_avx2_f16c() {
   static const bool ok = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && ember::cpu::cpu_has_f16c();
   }();
   return ok;
 }
