@@ -94,10 +94,14 @@ def main(argv=None):
     p.add_argument("--layers", type=int, default=4)
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--embd", type=int, default=128)
-    p.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="PyTorch's intra-op threads")
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                   help="threads of both libraries (OMP_NUM_THREADS, set before either is imported)")
     p.add_argument("--no-torch", action="store_true", help="skip PyTorch even where it is installed")
     p.add_argument("--json", default="", help="write the timings here too")
     args = p.parse_args(argv)
+    sys.path.insert(0, os.path.join(HERE, "..", "common"))
+    from in_turns import cpu_name, set_threads
+    set_threads(args.threads)  # no effect where ember or torch was imported before (the tests)
 
     contestants = {"ember nanogpt.py": nanogpt_step("ember", args), "ember C++ GPT2": cpp_step(args)}
     if not args.no_torch:
@@ -120,9 +124,10 @@ def main(argv=None):
             contestants[n]()
             times[n].append(time.perf_counter() - t0)
     base = times["ember C++ GPT2"]
-    report = {"shapes": vars(args), "python": platform.python_version(), "machine": platform.processor(),
+    report = {"shapes": vars(args), "python": platform.python_version(), "machine": cpu_name(),
               "median_ms": {n: statistics.median(times[n]) * 1e3 for n in names},
               "ratio_to_cpp": {n: statistics.median([a / b for a, b in zip(times[n], base)]) for n in names}}
+    print(f"CPU: {report['machine']}; {args.threads} thread(s)")
     print(f"batch {args.batch} x block {args.block}, {args.layers} layers, {args.heads} heads, embd {args.embd}; "
           f"{args.repeats} steps each in turns after {args.warmup_s:g} s of warm-up")
     for n in names:

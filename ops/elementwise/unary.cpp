@@ -139,11 +139,14 @@ Tensor silu_grad(const Tensor& x) {
 // Every unary primitive, declared once (constructed on first use or by declare_unary_ops()): one
 // per line of unary_list.h, then the parameterised ones.
 struct UnaryPrims {
-  // GPT-2's MLP activation: its backward in one pass on the CPU (g * d in the composite rule above
-  // is a dozen elementwise passes over the MLP's widest tensor).
+  // GPT-2's MLP activation in both forms: its backward in one pass on the CPU (g * d in the
+  // composite rules above is a dozen elementwise passes over the MLP's widest tensor).
   UnaryPrims() {
     gelu_tanh.fused_vjp(Device::CPU, [](const Tensor& g, const OpCall<>& c) {
       return Grads{cpu::gelu_tanh_backward(g, c.in[0])};
+    });
+    gelu.fused_vjp(Device::CPU, [](const Tensor& g, const OpCall<>& c) {
+      return Grads{cpu::gelu_backward(g, c.in[0])};
     });
   }
 #define EMBER_PRIMITIVE(K, name, formula, reads, deriv)                                        \

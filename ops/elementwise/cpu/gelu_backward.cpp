@@ -5,6 +5,7 @@
 #include "framework/core/error.h"
 #include "framework/core/parallel.h"
 #include "ops/common/cpu/avx2_math.h"
+#include "ops/elementwise/cpu/half_cast.h"
 #include "ops/elementwise/cpu/loops.h"
 
 namespace ember::cpu {
@@ -45,13 +46,48 @@ __attribute__((target("avx2,fma"))) void avx2_range(const float* g, const float*
 }
 #endif
 
-Tensor run(const Tensor& g_in, const Tensor& x_in, bool allow_simd) {
-  EMBER_CHECK(g_in.device() == Device::CPU && x_in.device() == Device::CPU, "gelu_tanh backward: expected CPU tensors");
-  EMBER_CHECK(g_in.shape() == x_in.shape(), "gelu_tanh backward: the gradient's shape ", to_string(g_in.shape()),
+// y = x Phi(x): dy/dx = Phi(x) + x phi(x). Far out phi underflows to 0 before x can overflow the
+// product, so no limit needs taking (x = +-inf gives NaN, as the composite rule does).
+constexpr double kInvSqrt2 = 0.70710678118654752440;
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;
+
+template <class T>
+void scalar_range_erf(const T* g, const T* x, T* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const T v = x[i];
+    out[i] = g[i] * (T(0.5) * std::erfc(-v * T(kInvSqrt2)) + v * T(kInvSqrt2Pi) * std::exp(T(-0.5) * v * v));
+  }
+}
+
+#ifdef EMBER_HAVE_AVX2_MATH
+__attribute__((target("avx2,fma"))) void avx2_range_erf(const float* g, const float* x, float* out, int64_t n) {
+  const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f), mhalf = _mm256_set1_ps(-0.5f);
+  const __m256 k = _mm256_set1_ps(float(kInvSqrt2Pi)), m = _mm256_set1_ps(float(-kInvSqrt2));
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    // Phi(x) from erfc(|u|), u = -x / sqrt 2, as gelu8 does: the left tail keeps its relative accuracy.
+    const __m256 u = _mm256_mul_ps(v, m);
+    const __m256 e = _mm256_mul_ps(half, avx2::erfc8_nonnegative(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), u)));
+    const __m256 cdf = _mm256_blendv_ps(_mm256_sub_ps(one, e), e, _mm256_cmp_ps(u, _mm256_setzero_ps(), _CMP_GE_OQ));
+    const __m256 pdf = _mm256_mul_ps(k, avx2::exp8_nonpositive(_mm256_mul_ps(mhalf, _mm256_mul_ps(v, v))));
+    _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_loadu_ps(g + i), _mm256_fmadd_ps(v, pdf, cdf)));
+  }
+  scalar_range_erf(g + i, x + i, out + i, n - i);
+}
+#endif
+
+enum class Form { Tanh, Erf };
+
+Tensor run(const Tensor& g_in, const Tensor& x_in, bool allow_simd, Form form) {
+  const char* name = form == Form::Tanh ? "gelu_tanh backward" : "gelu backward";
+  EMBER_CHECK(g_in.device() == Device::CPU && x_in.device() == Device::CPU, name, ": expected CPU tensors");
+  EMBER_CHECK(g_in.shape() == x_in.shape(), name, ": the gradient's shape ", to_string(g_in.shape()),
               " differs from the input's ", to_string(x_in.shape()));
-  EMBER_CHECK(g_in.dtype() == x_in.dtype() && (x_in.dtype() == DType::Float32 || x_in.dtype() == DType::Float64),
-              "gelu_tanh backward: expected float32 or float64 tensors of one dtype, got ", g_in.dtype(), " and ",
-              x_in.dtype());
+  EMBER_CHECK(g_in.dtype() == x_in.dtype() && is_floating(x_in.dtype()),
+              name, ": expected floating tensors of one dtype, got ", g_in.dtype(), " and ", x_in.dtype());
+  if (is_half(x_in.dtype()))  // computed in float32, rounded once
+    return cast_half(run(cast_half(g_in, DType::Float32), cast_half(x_in, DType::Float32), allow_simd, form), x_in.dtype());
   const Tensor g = g_in.contiguous(), x = x_in.contiguous();
   Tensor out = empty(x.shape(), x.dtype());
   const int64_t n = x.numel();
@@ -60,22 +96,27 @@ Tensor run(const Tensor& g_in, const Tensor& x_in, bool allow_simd) {
     float* op = out.data<float>();
 #ifdef EMBER_HAVE_AVX2_MATH
     if (allow_simd && avx2::avx2_fma_available()) {
-      parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) { avx2_range(gp + b, xp + b, op + b, e - b); });
+      auto simd = form == Form::Tanh ? avx2_range : avx2_range_erf;
+      parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) { simd(gp + b, xp + b, op + b, e - b); });
       return out;
     }
 #endif
-    parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) { scalar_range(gp + b, xp + b, op + b, e - b); });
+    auto loop = form == Form::Tanh ? scalar_range<float> : scalar_range_erf<float>;
+    parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) { loop(gp + b, xp + b, op + b, e - b); });
   } else {
     const double *gp = g.data<double>(), *xp = x.data<double>();
     double* op = out.data<double>();
-    parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) { scalar_range(gp + b, xp + b, op + b, e - b); });
+    auto loop = form == Form::Tanh ? scalar_range<double> : scalar_range_erf<double>;
+    parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) { loop(gp + b, xp + b, op + b, e - b); });
   }
   return out;
 }
 
 }  // namespace
 
-Tensor gelu_tanh_backward(const Tensor& g, const Tensor& x) { return run(g, x, true); }
-Tensor gelu_tanh_backward_scalar(const Tensor& g, const Tensor& x) { return run(g, x, false); }
+Tensor gelu_tanh_backward(const Tensor& g, const Tensor& x) { return run(g, x, true, Form::Tanh); }
+Tensor gelu_tanh_backward_scalar(const Tensor& g, const Tensor& x) { return run(g, x, false, Form::Tanh); }
+Tensor gelu_backward(const Tensor& g, const Tensor& x) { return run(g, x, true, Form::Erf); }
+Tensor gelu_backward_scalar(const Tensor& g, const Tensor& x) { return run(g, x, false, Form::Erf); }
 
 }  // namespace ember::cpu
