@@ -34,10 +34,10 @@ class KVCache:
     writes its one position in place and attends over a view of the filled prefix (Ember's design,
     models/gpt2/kv_cache.h), instead of concatenating a grown copy every step."""
 
-    def __init__(self, config, batch, capacity):
+    def __init__(self, config, batch, capacity, dtype=torch.float32):
         hd = config.n_embd // config.n_head
-        self.k = [torch.empty(batch, config.n_head, capacity, hd) for _ in range(config.n_layer)]
-        self.v = [torch.empty(batch, config.n_head, capacity, hd) for _ in range(config.n_layer)]
+        self.k = [torch.empty(batch, config.n_head, capacity, hd, dtype=dtype) for _ in range(config.n_layer)]
+        self.v = [torch.empty(batch, config.n_head, capacity, hd, dtype=dtype) for _ in range(config.n_layer)]
         self.length = 0
 
     def append(self, layer, k, v):
@@ -149,7 +149,7 @@ class GPT(nn.Module):
         if use_cache:
             # Absolute positions (wpe) cannot slide, so a cached run stops at the block size.
             assert idx.size(1) + max_new_tokens <= bs, "a cached run must fit the block size"
-            cache = KVCache(self.config, idx.size(0), idx.size(1) + max_new_tokens)
+            cache = KVCache(self.config, idx.size(0), idx.size(1) + max_new_tokens, self.transformer.wte.weight.dtype)
         feed = idx
         for _ in range(max_new_tokens):
             if cache is None:
@@ -192,6 +192,9 @@ def main():
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2, help="torch intra-op threads (keep <= cores)")
     ap.add_argument("--manual-attention", action="store_true", help="nanoGPT's masked-softmax path instead of SDPA")
+    ap.add_argument("--weights", choices=["f32", "bf16", "int8"], default="f32",
+                    help="bf16: the model cast with .to(torch.bfloat16); int8: torch.ao.quantization.quantize_dynamic "
+                         "on every nn.Linear (int8 weights with per-tensor scales, activations quantised per call)")
     ap.add_argument("--json")
     a, _ = ap.parse_known_args()  # bench_vs_torch.sh passes gpt2 bench's flags through
     threads = a.threads if a.threads > 0 else os.cpu_count()
@@ -199,6 +202,7 @@ def main():
     torch.manual_seed(0)
     n_layer, n_head, n_embd = PRESETS[a.config]
     m = GPT(GPTConfig(n_layer=n_layer, n_head=n_head, n_embd=n_embd)).eval()
+    m = with_weights(m, a.weights)
     for blk in m.transformer.h:
         blk.attn.flash = blk.attn.flash and not a.manual_attention
     prompt = torch.randint(0, m.config.vocab_size, (1, a.prompt_len), generator=torch.Generator().manual_seed(3))
@@ -229,12 +233,16 @@ def main():
     rows, per_step = [], []
     with torch.no_grad():
         m.generate(prompt, 2, temperature=0, use_cache=True)  # warm-up
-        prefill = med([timed(lambda: m(prompt, KVCache(m.config, 1, a.prompt_len))) for _ in range(a.repeats)])
+        dtype = m.transformer.wte.weight.dtype
+        prefill = med([timed(lambda: m(prompt, KVCache(m.config, 1, a.prompt_len, dtype))) for _ in range(a.repeats)])
         attn = "manual masked softmax" if a.manual_attention else "SDPA"
-        print(f"torch {torch.__version__} eager ({attn}), {threads} threads: prefill of {a.prompt_len} tokens: {prefill:.3f} s")
+        print(f"torch {torch.__version__} eager ({attn}), {a.weights} weights, {threads} threads: prefill of "
+              f"{a.prompt_len} tokens: {prefill:.3f} s")
         print(f"{'generated':>10}{'cache':>8}{'seconds':>12}{'tokens/s':>12}{'decode tokens/s':>16}")
         for cache, lengths in ((True, a.lengths), (False, a.no_cache_lengths)):
             lengths = [int(x) for x in lengths.split(",") if x.strip()]
+            if not lengths:
+                continue
             runs = sweep(cache, lengths)
             for n in lengths:
                 t = med([sum(r[:n]) for r in runs])
@@ -248,8 +256,18 @@ def main():
                                  seconds=[med(s) for s in zip(*runs)]))
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(dict(torch=torch.__version__, attention=attn, structure="nanoGPT model.py", threads=threads,
+            json.dump(dict(torch=torch.__version__, attention=attn, structure="nanoGPT model.py", weights=a.weights,
+                           threads=threads,
                            prompt_len=a.prompt_len, prefill_s=prefill, rows=rows, per_step=per_step), f, indent=2)
+
+
+def with_weights(m, weights):
+    """The model as a PyTorch user would shrink its weights: one cast, or dynamic int8 quantisation."""
+    if weights == "bf16":
+        return m.to(torch.bfloat16)
+    if weights == "int8":
+        return torch.ao.quantization.quantize_dynamic(m, {nn.Linear}, dtype=torch.qint8)
+    return m
 
 
 def timed(fn):

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """GPT-2 124M inference by weight format: Ember's f32, bf16 and int8 weights (`gpt2 bench
---weights`), and optionally llama.cpp's `llama-bench` on GGUF F32/F16/Q8_0 files of the same model,
+--weights`), and optionally llama.cpp's `llama-bench` on GGUF F32/F16/Q8_0 files of the same model
+and PyTorch (bench_torch.py: float32, bfloat16, quantize_dynamic int8),
 timed in turns: each round runs every (threads, format) point once, the order of the formats
 rotated from round to round, so that a slow phase of a shared machine falls on all of them.
 Reported: decode tokens/s with the KV cache (the steps after the prompt) and prefill tokens/s of a
@@ -9,7 +10,8 @@ Reported: decode tokens/s with the KV cache (the steps after the prompt) and pre
 OUT/table.md; the CPU is named in both.
 
     examples/gpt2/bench_weights.py OUT --rounds 3 --threads 1 2
-    examples/gpt2/bench_weights.py OUT --model DIR --llama-bench PATH --gguf DIR   # with the peer
+    examples/gpt2/bench_weights.py OUT --model DIR --llama-bench PATH --gguf DIR   # with llama.cpp
+    examples/gpt2/bench_weights.py OUT --torch ~/.cache/ember/peer-venv/bin/python  # with PyTorch
 
 --model DIR reads a Hugging Face folder (default: random weights at GPT-2 124M's shapes, which
 time the same). --gguf DIR holds model-f32.gguf, model-f16.gguf and model-q8_0.gguf: `./run.sh
@@ -59,6 +61,22 @@ def run_ember(args, weights, threads):
             "command": " ".join(cmd)}
 
 
+def run_torch(args, fmt, threads):
+    """bench_torch.py (nanoGPT's model in PyTorch) with that format's weights, under --torch's interpreter."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "bench.json")
+        cmd = [args.torch, os.path.join(HERE, "bench_torch.py"), "--weights", fmt, "--threads", str(threads),
+               "--prompt-len", str(args.prompt_len), "--lengths", str(args.decode + 1), "--no-cache-lengths", "",
+               "--repeats", str(args.repeats), "--json", out]
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_WAIT_POLICY="passive")
+        log = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+        with open(out) as f:
+            j = json.load(f)
+    row = next(r for r in j["rows"] if r["cache"] and r["generated"] == args.decode + 1)
+    return {"decode": row["decode_tokens_per_s"], "prefill": args.prompt_len / j["prefill_s"], "json": j, "log": log,
+            "command": " ".join(cmd)}
+
+
 def run_llama(args, fmt, threads):
     model = os.path.join(args.gguf, GGUF[fmt])
     cmd = [args.llama_bench, "-m", model, "-p", str(args.prompt_len), "-n", str(args.decode), "-t", str(threads),
@@ -87,6 +105,9 @@ def main():
     ap.add_argument("--gpt2", default=os.path.join(ROOT, "build", "bin", "gpt2"), help="the gpt2 program")
     ap.add_argument("--llama-bench", help="llama.cpp's llama-bench, to time it in the same rounds")
     ap.add_argument("--gguf", help="folder with model-f32.gguf, model-f16.gguf, model-q8_0.gguf")
+    ap.add_argument("--torch", metavar="PYTHON",
+                    help="a Python with torch (the peer venv): times bench_torch.py's nanoGPT model in the same rounds "
+                         "with f32, bf16 (.to(bfloat16)) and int8 (quantize_dynamic) weights")
     args = ap.parse_args()
     if args.rounds < 1 or args.repeats < 1 or args.decode < 1 or args.prompt_len < 1:
         ap.error("--rounds, --repeats, --decode and --prompt-len must be positive")
@@ -98,13 +119,16 @@ def main():
     sides = [("ember", f) for f in args.formats]
     if args.llama_bench:
         sides += [("llama.cpp", f) for f in GGUF]
+    if args.torch:
+        sides += [("torch", f) for f in ("f32", "bf16", "int8")]
     raw, results = [], {}
     for r in range(args.rounds):
         for t in args.threads:
             order = sides[r % len(sides):] + sides[:r % len(sides)]
             for side, fmt in order:
                 print(f"round {r + 1}/{args.rounds}, {t} thread(s): {side} {fmt}", file=sys.stderr, flush=True)
-                got = run_ember(args, fmt, t) if side == "ember" else run_llama(args, fmt, t)
+                run = {"ember": run_ember, "llama.cpp": run_llama, "torch": run_torch}[side]
+                got = run(args, fmt, t)
                 raw.append({"round": r + 1, "threads": t, "side": side, "format": fmt, **got})
                 results.setdefault((side, fmt, t), []).append((got["decode"], got["prefill"]))
     cpu = cpu_name()

@@ -37,6 +37,20 @@ r = {"model-f32.gguf": 10.0, "model-f16.gguf": 30.0, "model-q8_0.gguf": 50.0}[m.
 print(json.dumps([{"n_prompt": 128, "n_gen": 0, "avg_ts": 300.0}, {"n_prompt": 0, "n_gen": 32, "avg_ts": r}]))
 '''
 
+# Stands in for the peer venv's python: argv[1] is bench_torch.py, then its flags.
+FAKE_TORCH_PYTHON = r'''#!/usr/bin/python3
+import json, os, sys
+a = sys.argv[2:]
+assert sys.argv[1].endswith("bench_torch.py"), sys.argv[1]
+get = lambda f: a[a.index(f) + 1]
+with open(os.environ["FAKE_LOG"] + ".torch", "a") as log:
+    log.write(" ".join(a) + "\n")
+rate = {"f32": 15.0, "bf16": 12.0, "int8": 45.0}[get("--weights")]
+n = int(get("--lengths"))
+assert get("--no-cache-lengths") == ""
+json.dump({"prefill_s": 1.0, "rows": [{"generated": n, "cache": True, "decode_tokens_per_s": rate}]}, open(get("--json"), "w"))
+'''
+
 
 def read(path):
     with open(path) as f:
@@ -88,6 +102,23 @@ class BenchWeights(unittest.TestCase):
         # the formats take turns: the first side of round 2 is not the first of round 1
         firsts = [run["format"] for run in raw["runs"] if run["threads"] == 1]
         self.assertNotEqual(firsts[0], firsts[6])
+
+    def test_torch_peer_in_the_same_rounds(self):
+        fake = os.path.join(self.dir, "python-with-torch")
+        executable(fake, FAKE_TORCH_PYTHON)
+        out = os.path.join(self.dir, "out")
+        r = self.run_script(out, "--gpt2", self.gpt2, "--rounds", "3", "--threads", "2", "--formats", "f32",
+                            "--torch", fake)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        calls = read(self.log + ".torch").splitlines()
+        self.assertEqual(len(calls), 3 * 3)  # rounds x torch formats
+        self.assertEqual(sorted({c.split("--weights ")[1].split()[0] for c in calls}), ["bf16", "f32", "int8"])
+        for c in calls:
+            self.assertIn("--threads 2", c)
+            self.assertIn("--prompt-len 128", c)
+        table = read(os.path.join(out, "table.md"))
+        self.assertIn("| torch | int8 | 2 | 45.0 (45.0-45.0) | 128 | 2.05x |", table)
+        self.assertIn("| torch | bf16 | 2 | 12.0 (12.0-12.0) | 128 | 0.55x |", table)
 
     def test_refuses_bad_arguments(self):
         out = os.path.join(self.dir, "out")
