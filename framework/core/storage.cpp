@@ -96,9 +96,8 @@ namespace {
 // A block is reused only for a request of its exact size, so a program whose shapes keep growing
 // (generation without a KV cache: every step a longer sequence) would cache every size it ever
 // freed and grow without bound (24 GB before the kernel killed a 512-token run). So the cache
-// holds at most as many bytes as the program ever had in use at once (at least 256 MiB): a
-// steady training loop, which frees what it allocates, keeps all its blocks; a growing one
-// flushes the stale sizes and stays within twice its working set.
+// holds at most twice what the program ever had in use at once (at least 256 MiB; loop_cache_cap):
+// a steady training loop keeps all its blocks; a growing one flushes the stale sizes.
 class CpuCachingAllocator : public CachingAllocator {
  public:
   ~CpuCachingAllocator() override { release_all(); }
@@ -112,7 +111,7 @@ class CpuCachingAllocator : public CachingAllocator {
   std::string out_of_memory(size_t size, int64_t) const override {
     return str("out of memory: could not allocate ", size, " bytes on the CPU");
   }
-  int64_t cache_cap(int64_t high_water) const override { return std::max(high_water, int64_t(256) << 20); }
+  int64_t cache_cap(int64_t high_water) const override { return loop_cache_cap(high_water, int64_t(256) << 20); }
   size_t max_cached_block() const override { return size_t(1) << 30; }
 };
 
