@@ -13,7 +13,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 out=${1:-results/summary}
 bin=${EMBER_BIN:-build/bin}
-for p in bench_matmul bench_gemv bench_attention bench_autograd bench_sparse gpt2 train_classifier openblas_env; do
+for p in bench_matmul bench_gemv bench_attention bench_autograd bench_sparse bench_cnn_step gpt2 train_classifier openblas_env; do
   [ -x "$bin/$p" ] || { echo "bench_summary: $bin/$p is missing; build first (./run.sh builds Release)" >&2; exit 1; }
 done
 mkdir -p "$out"
@@ -44,6 +44,9 @@ step "GEMV: W from DRAM, Ember and MKL's sgemv/sgemm in turns in one process (de
 
 step "MLP epoch: train_classifier against the PyTorch loop (3 epochs, the first untimed, 3 repeats)"
 examples/classifier/bench_vs_torch.sh "$out/classifier" 3 3
+
+step "CNN training step: bench_cnn_step against bench_cnn_torch.py, alternated 3 times per thread count"
+PEER_PY="$PY" EMBER_BIN=$bin examples/classifier/bench_cnn_vs_torch.sh 3 20 | tee "$out/cnn_step.txt" | grep '^{' >"$out/cnn_step.jsonl"
 
 # In rounds: Ember and PyTorch take turns three times per thread count and the table takes the
 # medians, since a slow phase of a VM lasts minutes and one run per side can put either ahead.

@@ -135,6 +135,24 @@ def classifier_rows(t, d):
     t.add("MLP 784-256-128-10, one epoch", 2, med.get("ember_t2"), torch2, "PyTorch eager", "ms")  # its best thread layout
 
 
+def cnn_rows(t, d):
+    """The CNN training step (batch 128, AdamW) of cnn_step.jsonl: bench_cnn_vs_torch.sh's JSON lines,
+    Ember and PyTorch alternated run by run; the median step of each side per thread count."""
+    try:
+        with open(os.path.join(d, "cnn_step.jsonl")) as f:
+            lines = [json.loads(l) for l in f if l.strip().startswith("{")]
+    except (OSError, ValueError):
+        return
+    steps = [r for r in lines if "layer" not in r and "step_ms" in r]
+    for th in sorted({r["threads"] for r in steps}):
+        ember = [r["step_ms"] for r in steps if r["threads"] == th and r["framework"] == "ember"]
+        torch = [r["step_ms"] for r in steps if r["threads"] == th and r["framework"].startswith("torch")]
+        if ember and torch:
+            batch = steps[0].get("batch", "?")
+            t.add(f"CNN training step (2 conv + BN + pool, linear head), batch {batch}", th, median(ember), median(torch),
+                  "PyTorch eager (oneDNN), alternated runs", "ms")
+
+
 def median(xs):
     xs = sorted(xs)
     k = len(xs)
@@ -305,6 +323,7 @@ def main():
     for th in threads:
         gemv_rows(t, d, th)
     classifier_rows(t, d)
+    cnn_rows(t, d)
     for th in threads:
         gpt2_rows(t, d, th)
     for th in threads:

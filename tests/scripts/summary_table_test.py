@@ -174,6 +174,16 @@ class SummaryTable(unittest.TestCase):
                       "1.00 s | nanoGPT-style PyTorch, eager (in turns, 10 pairs) | 1.20x |", out)
         self.assertEqual(out.count("GPT training step, mid"), 1)  # no compile row where it did not run
 
+    def test_cnn_step_rows_take_each_sides_median(self):
+        lines = [{"framework": "ember", "threads": 1, "batch": 128, "step_ms": v} for v in (30.0, 10.0, 20.0)]
+        lines += [{"framework": "torch 2.15.0", "threads": 1, "batch": 128, "step_ms": v} for v in (50.0, 40.0, 30.0)]
+        lines += [{"framework": "ember", "threads": 1, "layer": "conv1", "forward_gflops": 9.0}]
+        with open(f"{self.dir}/cnn_step.jsonl", "w") as f:
+            f.write("\n".join(json.dumps(l) for l in lines) + "\nnot json: the script's own table\n")
+        out = self.run_script()
+        self.assertIn("| CNN training step (2 conv + BN + pool, linear head), batch 128 | 1 | 20.0 ms | 40.0 ms | "
+                      "PyTorch eager (oneDNN), alternated runs | 2.00x |", out)
+
     def test_compact_puts_threads_side_by_side(self):
         out = self.run_script("--compact")
         self.assertIn("| sgemm n=256 | OpenBLAS | 50.0 GFLOP/s / 60.0 GFLOP/s (**0.83x**) | "
