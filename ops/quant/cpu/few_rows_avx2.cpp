@@ -1,12 +1,13 @@
 // AVX2 kernels for 1 to 3 rows of x (decode): each row of W is streamed from memory once per
-// group of rows, so their cost per weight byte must stay below what the memory delivers. Each row
-// of x keeps several independent FMA chains (four when widening W to float32 in registers, two in
-// the integer dots).
+// group of rows, so their cost per weight byte must stay below what the memory delivers. The
+// widening kernels keep one FMA chain per (row of x, row of W) pair over several rows of W; the
+// integer dots keep two chains per row of x.
 #include <algorithm>
 
 #include "framework/core/half.h"
 #include "ops/quant/cpu/kernels.h"
 #include "ops/common/cpu/cpu_has_f16c.h"
+#include "ops/matmul/cpu/gemv_avx2.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -41,62 +42,91 @@ __attribute__((target("avx2,fma"))) void store(const Product& p, int64_t i0, int
   }
 }
 
-// Int8: a block's 32 values become four float vectors times the block's scale (shared by the
-// rows), then one FMA per vector and row.
-template <int R>
-__attribute__((target("avx2,fma,f16c"))) void int8_widen(const Product& p, int64_t i0, int64_t n0, int64_t n1) {
+// Widening kernels: int8 (times the block's scale) or bf16 (a zero-extension and a 16-bit shift)
+// to float32 in registers, then FMAs with x. One row of W at a time is a single sequential stream
+// whose misses the core waits for (bf16 read 3 GB/s where the float32 GEMV, with four streams, read
+// 6), so these take S rows of W `span` rows apart (different pages), as the float32 GEMV does
+// (gemv_avx2.cpp): S streams in flight, each x vector loaded once for all S, one accumulator per
+// (row of x, row of W) pair. The sum of each pair runs in the same order whatever S, so the
+// threads' split of the columns does not change a bit.
+template <int S, int R>
+__attribute__((target("avx2,fma"))) void bf16_streams(const Product& p, int64_t i0, int64_t n0, int64_t span) {
   const QuantizedMatrix& w = *p.w;
-  const int64_t kpad = w.kpad, nb = w.blocks_per_row();
-  float sc[4096 / kBlock + 8];  // one row's scales; rows longer than 4096 take the loop below in parts
-  for (int64_t j = n0; j < n1; ++j) {
-    const int8_t* q = w.q.data() + j * kpad;
-    __m256 acc[R][4];
+  const int64_t kpad = w.kpad;
+  for (int64_t j = n0; j < n0 + span; ++j) {
+    const uint16_t* h[S];
+    for (int q = 0; q < S; ++q) h[q] = w.bf16.data() + (j + q * span) * kpad;
+    __m256 acc[R][S];
     for (int r = 0; r < R; ++r)
-      for (int u = 0; u < 4; ++u) acc[r][u] = _mm256_setzero_ps();
-    for (int64_t c0 = 0; c0 < nb; c0 += 4096 / kBlock) {
-      const int64_t c1 = std::min(nb, c0 + 4096 / kBlock);
-      widen_scales(w.scale.data() + j * nb + c0, c1 - c0, sc);
-      for (int64_t b = c0; b < c1; ++b) {
-        const int8_t* qb = q + b * kBlock;
-        _mm_prefetch(reinterpret_cast<const char*>(qb + kPrefetch), _MM_HINT_T0);
-        const __m256 s = _mm256_broadcast_ss(sc + (b - c0));
-        __m256 wv[4];
-        for (int u = 0; u < 4; ++u)
-          wv[u] = _mm256_mul_ps(
-              s, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(qb + 8 * u)))));
-        for (int r = 0; r < R; ++r) {
-          const float* xr = p.x + (i0 + r) * kpad + b * kBlock;
-          for (int u = 0; u < 4; ++u) acc[r][u] = _mm256_fmadd_ps(wv[u], _mm256_loadu_ps(xr + 8 * u), acc[r][u]);
-        }
+      for (int q = 0; q < S; ++q) acc[r][q] = _mm256_setzero_ps();
+    for (int64_t k = 0; k < kpad; k += 8) {
+      if ((k & (kBlock - 1)) == 0)
+        for (int q = 0; q < S; ++q) _mm_prefetch(reinterpret_cast<const char*>(h[q] + k) + kPrefetch, _MM_HINT_T0);
+      __m256 xv[R];
+      for (int r = 0; r < R; ++r) xv[r] = _mm256_loadu_ps(p.x + (i0 + r) * kpad + k);
+      for (int q = 0; q < S; ++q) {
+        const __m256 wv = _mm256_castsi256_ps(
+            _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h[q] + k))), 16));
+        for (int r = 0; r < R; ++r) acc[r][q] = _mm256_fmadd_ps(wv, xv[r], acc[r][q]);
       }
     }
-    store<R>(p, i0, j, acc);
+    for (int r = 0; r < R; ++r)
+      for (int q = 0; q < S; ++q)
+        p.y[(i0 + r) * p.ldy + j + q * span] = hsum(acc[r][q]) + (p.bias ? p.bias[j + q * span] : 0.0f);
   }
 }
 
-// BFloat16: eight values widen to float32 by a zero-extension and a 16-bit shift.
-template <int R>
-__attribute__((target("avx2,fma"))) void bf16_widen(const Product& p, int64_t i0, int64_t n0, int64_t n1) {
+template <int S, int R>
+__attribute__((target("avx2,fma,f16c"))) void int8_streams(const Product& p, int64_t i0, int64_t n0, int64_t span) {
   const QuantizedMatrix& w = *p.w;
-  const int64_t kpad = w.kpad;
-  for (int64_t j = n0; j < n1; ++j) {
-    const uint16_t* h = w.bf16.data() + j * kpad;
-    __m256 acc[R][4];
+  const int64_t kpad = w.kpad, nb = w.blocks_per_row();
+  for (int64_t j = n0; j < n0 + span; ++j) {
+    const int8_t* q8[S];
+    const uint16_t* sc[S];
+    for (int q = 0; q < S; ++q) {
+      q8[q] = w.q.data() + (j + q * span) * kpad;
+      sc[q] = w.scale.data() + (j + q * span) * nb;
+    }
+    __m256 acc[R][S];
     for (int r = 0; r < R; ++r)
-      for (int u = 0; u < 4; ++u) acc[r][u] = _mm256_setzero_ps();
-    for (int64_t k = 0; k < kpad; k += kBlock) {
-      _mm_prefetch(reinterpret_cast<const char*>(h + k) + kPrefetch, _MM_HINT_T0);
-      __m256 wv[4];
-      for (int u = 0; u < 4; ++u)
-        wv[u] = _mm256_castsi256_ps(_mm256_slli_epi32(
-            _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + k + 8 * u))), 16));
-      for (int r = 0; r < R; ++r) {
-        const float* xr = p.x + (i0 + r) * kpad + k;
-        for (int u = 0; u < 4; ++u) acc[r][u] = _mm256_fmadd_ps(wv[u], _mm256_loadu_ps(xr + 8 * u), acc[r][u]);
+      for (int q = 0; q < S; ++q) acc[r][q] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      float s[S];
+      for (int q = 0; q < S; ++q) {
+        _mm_prefetch(reinterpret_cast<const char*>(q8[q] + b * kBlock) + kPrefetch, _MM_HINT_T0);
+        s[q] = _cvtsh_ss(sc[q][b]);
+      }
+      for (int u = 0; u < 4; ++u) {
+        const int64_t k = b * kBlock + 8 * u;
+        __m256 xv[R];
+        for (int r = 0; r < R; ++r) xv[r] = _mm256_loadu_ps(p.x + (i0 + r) * kpad + k);
+        for (int q = 0; q < S; ++q) {
+          const __m256 wv = _mm256_mul_ps(_mm256_broadcast_ss(s + q), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+                                                                        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q8[q] + k)))));
+          for (int r = 0; r < R; ++r) acc[r][q] = _mm256_fmadd_ps(wv, xv[r], acc[r][q]);
+        }
       }
     }
-    store<R>(p, i0, j, acc);
+    for (int r = 0; r < R; ++r)
+      for (int q = 0; q < S; ++q)
+        p.y[(i0 + r) * p.ldy + j + q * span] = hsum(acc[r][q]) + (p.bias ? p.bias[j + q * span] : 0.0f);
   }
+}
+
+// Columns [n0, n1) for rows i0.. of x (R of them): S streams over the first S * span columns, one
+// stream over the rest. One row of x may take eight streams (eight accumulators); two or three
+// rows take four, which keeps the accumulators in registers.
+template <int R>
+void streamed(const Product& p, int64_t i0, int64_t n0, int64_t n1, int streams) {
+  const bool bf16 = p.w->format == WeightFormat::BFloat16;
+  const int s = (R == 1 && streams >= 8) ? 8 : 4;
+  const int64_t span = (n1 - n0) / s;
+  if (span > 0) {
+    if (s == 8) bf16 ? bf16_streams<8, R>(p, i0, n0, span) : int8_streams<8, R>(p, i0, n0, span);
+    else bf16 ? bf16_streams<4, R>(p, i0, n0, span) : int8_streams<4, R>(p, i0, n0, span);
+  }
+  const int64_t rest = n0 + s * span;
+  if (rest < n1) bf16 ? bf16_streams<1, R>(p, i0, rest, n1 - rest) : int8_streams<1, R>(p, i0, rest, n1 - rest);
 }
 
 // Int8 times int8: |w| (unsigned) times x with w's sign (signed) in maddubs gives 16 sums of two
@@ -166,10 +196,13 @@ bool has_avx2_f16c() {
 }
 
 void product_few_rows_avx2(const Product& p, int64_t n0, int64_t n1) {
-  if (p.w->format == WeightFormat::BFloat16) {
-    EMBER_QUANT_FOR_ROW_GROUPS(bf16_widen, p, n0, n1);
-  } else {
-    EMBER_QUANT_FOR_ROW_GROUPS(int8_widen, p, n0, n1);
+  const int streams = ember::cpu::gemv_streams();
+  for (int64_t i0 = 0; i0 < p.m; i0 += kMaxRows) {
+    switch (std::min<int64_t>(kMaxRows, p.m - i0)) {
+      case 1: streamed<1>(p, i0, n0, n1, streams); break;
+      case 2: streamed<2>(p, i0, n0, n1, streams); break;
+      default: streamed<3>(p, i0, n0, n1, streams); break;
+    }
   }
 }
 

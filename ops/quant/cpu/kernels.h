@@ -28,6 +28,8 @@ void product_portable(const Product& p, int64_t n0, int64_t n1);
 bool has_avx2_f16c();
 // Up to 3 rows of x at a time, streaming each row of W once per group of rows and widening its
 // int8 or bf16 values to float32 in registers (int8: times the block's scale) before the FMAs.
+// Several rows of W are streamed at once, far apart (ember::cpu::gemv_streams() of them for one row
+// of x, four for two or three), so that several memory streams are in flight.
 void product_few_rows_avx2(const Product& p, int64_t n0, int64_t n1);
 // Int8 only: integer dot products of W's int8 blocks with x's int8 blocks (maddubs/madd), scaled
 // by both blocks' scales into float32 accumulators. Needs p.xq and p.xs.

@@ -168,3 +168,32 @@ TEST(QuantLinear, RefusesBadInput) {
   x.requires_grad_();
   EXPECT_EMBER_ERROR(quant_linear(x * 2.0, q), "for inference");
 }
+
+// The widening kernels stream several rows of W at once and the rest one at a time; each output's
+// sum runs in the same order either way, so any split of the columns gives the same bits.
+TEST(QuantLinear, FewRowKernelGivesTheSameBitsForAnySplitOfTheColumns) {
+  if (!kernel_available(QuantKernel::Avx2FewRows, WeightFormat::BFloat16)) GTEST_SKIP() << "no AVX2 + F16C here";
+  for (WeightFormat f : {WeightFormat::BFloat16, WeightFormat::Int8Block32})
+    for (int64_t m : {1, 2, 3, 4}) {
+      const int64_t k = 96, n = 53;
+      Tensor x = random({m, k}, uint64_t(20 + m)).to(DType::Float32);
+      QuantizedMatrix q = quantize(random({n, k}, 21).to(DType::Float32), f);
+      std::vector<float> y(size_t(m * n)), z(size_t(m * n));
+      cpu::Product p;
+      p.x = x.data<float>();
+      p.m = m;
+      p.w = &q;
+      p.y = y.data();
+      p.ldy = n;
+      cpu::product_few_rows_avx2(p, 0, n);
+      p.y = z.data();
+      for (int64_t c0 = 0; c0 < n;) {  // uneven pieces: some take the streams, some only the tail
+        const int64_t c1 = std::min(n, c0 + 1 + (c0 % 11));
+        cpu::product_few_rows_avx2(p, c0, c1);
+        c0 = c1;
+      }
+      EXPECT_EQ(y, z) << format_name(f) << " m " << m;
+      expect_matches(from_vector(std::vector<double>(y.begin(), y.end()), {m, n}), reference(x, q, Tensor(), false), k,
+                     str(format_name(f), " m ", m));
+    }
+}
