@@ -76,7 +76,8 @@ using namespace attention_detail;
 void declare_attention_ops() { attention_op(); }
 
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opt) {
-  check_qkv("attention", q, k, v, opt);
+  // Under autocast the engine casts q, k and v to one dtype (ops/autocast/autocast_policy.cpp).
+  check_qkv("attention", q, k, v, opt, /*mixed_dtypes_ok=*/autocast::detail::active());
   const AttentionOp& op = attention_op();
   if (!is_default(opt.impl)) {
     check_impl(opt, q.device());
