@@ -28,7 +28,7 @@ namespace detail {
 
 bool active() { return t_state.enabled && !t_suspended; }
 
-Suspend::Suspend() : prev_(t_suspended) { t_suspended = true; }
+Suspend::Suspend(bool suspend) : prev_(t_suspended) { t_suspended = suspend; }
 Suspend::~Suspend() { t_suspended = prev_; }
 
 BackendHook<bool(const OpInfo&, const std::vector<Tensor>&, std::vector<Tensor>&)> policy("autocast policy");

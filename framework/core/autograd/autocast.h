@@ -51,10 +51,11 @@ namespace detail {
 bool active();
 // Turns autocast off for its lifetime without changing state(): the engine holds one while an op
 // it has already cast runs (so kernels that call other ops are not cast again) and during a
-// backward pass (whose rules run in the dtypes the forward chose).
+// backward pass (whose rules run in the dtypes the forward chose). Suspend(false) lifts an
+// enclosing one: checkpoint's replay of a forward pass inside backward.
 class Suspend {
  public:
-  Suspend();
+  explicit Suspend(bool suspend = true);
   ~Suspend();
   Suspend(const Suspend&) = delete;
   Suspend& operator=(const Suspend&) = delete;
