@@ -1,5 +1,6 @@
 // Ember: one include for the whole public API.
 #pragma once
+#include "framework/core/autograd/autocast.h"
 #include "framework/core/autograd/autograd.h"
 #include "framework/core/autograd/primitive.h"
 #include "framework/core/cuda.h"
@@ -15,6 +16,7 @@
 #include "framework/train/optim/optim.h"
 #include "framework/core/tensor.h"
 #include "ops/attention/attention.h"
+#include "ops/autocast/autocast_policy.h"
 #include "ops/conv/conv.h"
 #include "ops/dropout/dropout.h"
 #include "ops/elementwise/elementwise.h"

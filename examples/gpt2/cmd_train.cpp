@@ -11,6 +11,7 @@
 #include "examples/common/bench.h"
 #include "examples/common/cli_flags.h"
 #include "examples/common/progress_bar.h"
+#include "framework/core/autograd/autocast.h"
 #include "framework/core/autograd/trace.h"
 #include "framework/train/io/checkpoint.h"
 #include "framework/train/dist/data_parallel.h"
@@ -20,6 +21,7 @@
 #include "models/gpt2/checkpoint.h"
 #include "models/gpt2/generate.h"
 #include "models/gpt2/text_data.h"
+#include "precision.h"
 #include "train_resume.h"
 
 namespace ember::gpt2::cli {
@@ -39,8 +41,10 @@ void write_byte_tokenizer(const std::string& dir) {
   write_text(dir + "/merges.txt", "#version: 0.2\n");
 }
 
-double eval_loss(GPT2& model, const TextCorpus& data, int64_t batches, int64_t batch, int64_t context) {
+// Evaluated in the training precision, as nanoGPT evaluates inside its autocast context.
+double eval_loss(GPT2& model, const TextCorpus& data, int64_t batches, int64_t batch, int64_t context, bool bf16) {
   autograd::NoGradGuard ng;
+  autocast::Guard amp(DType::BFloat16, /*enabled=*/bf16);
   Generator gen(12345);  // the same validation windows at every evaluation
   double total = 0;
   for (int64_t i = 0; i < batches; ++i) {
@@ -87,6 +91,7 @@ int train(int argc, char** argv) {
                            "about one more forward per step)")(
       "distributed", "data-parallel on the ranks of mpirun (mpirun -np 2 gpt2 train --distributed); --batch is the "
                      "global batch, split between the ranks")(
+      "precision", kPrecisionHelp, cxxopts::value<std::string>()->default_value("fp32"))(
       "h,help", "show this help");
   auto a = ember::cli::parse(o, argc, argv);
   if (a.count("help")) {
@@ -106,6 +111,7 @@ int train(int argc, char** argv) {
   const double minutes = flag<double>(a, "minutes", 1e-6, 1e6, "a positive number of minutes");
   const int64_t sample_tokens = flag<int64_t>(a, "sample-tokens", 0, 1 << 20);
   const std::string out = a["out"].as<std::string>(), resume = a["resume"].as<std::string>();
+  const bool bf16 = parse_bf16(a["precision"].as<std::string>());
   // --distributed: every rank draws the same global batch (same generator) and trains on its rows;
   // rank 0 alone writes and prints the sample (examples/classifier/README.md, "Data-parallel training").
   dist::Communicator* comm = a.count("distributed") ? &dist::init() : nullptr;
@@ -116,7 +122,7 @@ int train(int argc, char** argv) {
                                {"--context", context}, {"--layers", cfg.n_layer}, {"--heads", cfg.n_head},
                                {"--embd", cfg.n_embd}, {"--lr", lr}, {"--eval-every", eval_every},
                                {"--eval-batches", eval_batches}, {"--checkpoint-blocks", a.count("checkpoint-blocks") > 0},
-                               {"--resume", !resume.empty()}});
+                               {"--resume", !resume.empty()}, {"--precision", bf16 ? "bf16" : "fp32"}});
   if (comm)
     EMBER_CHECK(batch % comm->world_size() == 0, "--batch ", batch, " is not a multiple of the ", comm->world_size(),
                 " ranks (expected the global batch, split evenly between them)");
@@ -145,17 +151,19 @@ int train(int argc, char** argv) {
   Generator gen(a["seed"].as<uint64_t>() + 1);
   nlohmann::json log = nlohmann::json::array();
   auto t0 = std::chrono::steady_clock::now();
-  double val = eval_loss(model, data, eval_batches, batch, context), train_avg = NAN, window_sum = 0;
+  double val = eval_loss(model, data, eval_batches, batch, context, bf16), train_avg = NAN, window_sum = 0;
   int64_t window_n = 0;
   log.push_back({{"step", 0}, {"val_loss", val}, {"seconds", 0.0}});
   int64_t step = 0;
   // Everything that changes what the remaining steps compute; a resume must match all of it.
   // (Not --minutes: each invocation has its own time budget, so a run stopped by it can go on.)
-  const nlohmann::json settings = {{"--seed", a["seed"].as<uint64_t>()}, {"--steps", steps}, {"--batch", batch},
-                                   {"--context", context}, {"--layers", cfg.n_layer}, {"--heads", cfg.n_head},
-                                   {"--embd", cfg.n_embd}, {"--lr", lr}, {"--eval-every", eval_every},
-                                   {"--eval-batches", eval_batches},
-                                   {"--data", text_fingerprint(data.train_text(), data.val_text())}};
+  nlohmann::json settings = {{"--seed", a["seed"].as<uint64_t>()}, {"--steps", steps}, {"--batch", batch},
+                             {"--context", context}, {"--layers", cfg.n_layer}, {"--heads", cfg.n_head},
+                             {"--embd", cfg.n_embd}, {"--lr", lr}, {"--eval-every", eval_every},
+                             {"--eval-batches", eval_batches},
+                             {"--data", text_fingerprint(data.train_text(), data.val_text())}};
+  // Only a bf16 run names its precision, so fp32 checkpoints written before the flag still resume.
+  if (bf16) settings["--precision"] = "bf16";
   double seconds_before = 0;  // training seconds of the runs this one resumes
   if (!resume.empty()) {
     io::CheckpointInfo info = io::load_checkpoint(resume, model, opt);
@@ -189,7 +197,10 @@ int train(int argc, char** argv) {
       x = x.narrow(0, comm->rank() * n, n).contiguous();
       y = y.narrow(0, comm->rank() * n, n).contiguous();
     }
-    Tensor loss = lm_loss(model.forward(x), y);
+    Tensor loss = [&] {
+      autocast::Guard amp(DType::BFloat16, /*enabled=*/bf16);
+      return lm_loss(model.forward(x), y);
+    }();
     if (ddp) ddp->backward(loss);
     else loss.backward();
     optim::clip_grad_norm(model.parameters(), 1.0);
@@ -200,7 +211,7 @@ int train(int argc, char** argv) {
     if ((step + 1) % eval_every == 0 || step + 1 == steps) {
       window_sum = 0;
       window_n = 0;
-      val = eval_loss(model, data, eval_batches, batch, context);
+      val = eval_loss(model, data, eval_batches, batch, context, bf16);
       log.push_back({{"step", step + 1}, {"train_loss", train_avg}, {"val_loss", val}, {"seconds", seconds_before + elapsed}});
       if (root)  // one writer; every rank holds the same parameters and optimizer state
         io::save_checkpoint(ckpt_path, model, opt, step + 1,
@@ -212,7 +223,7 @@ int train(int argc, char** argv) {
   }
   double seconds = seconds_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   bar.finish();
-  val = eval_loss(model, data, eval_batches * 4, batch, context);
+  val = eval_loss(model, data, eval_batches * 4, batch, context, bf16);
   std::cout << std::fixed << std::setprecision(3) << "trained " << step << " steps in " << std::setprecision(0) << seconds
             << " s; validation loss " << std::setprecision(3) << val << " nats/byte (unigram baseline " << unigram
             << ")\n";
@@ -226,7 +237,7 @@ int train(int argc, char** argv) {
   }
   save_model(model, out);
   write_byte_tokenizer(out);
-  nlohmann::json summary = {{"steps", step},        {"seconds", seconds}, {"val_loss", val},
+  nlohmann::json summary = {{"steps", step},        {"seconds", seconds}, {"val_loss", val}, {"precision", bf16 ? "bf16" : "fp32"},
                             {"unigram_loss", unigram}, {"config", nlohmann::json::parse(cfg.to_json_string())},
                             {"batch", batch},       {"log", log}};
   ember::bench::write_json(out + "/training.json", summary);

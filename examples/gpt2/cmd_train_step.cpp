@@ -14,6 +14,8 @@
 #include "framework/train/optim/adam.h"
 #include "framework/train/optim/clip_grad.h"
 #include "models/gpt2/model.h"
+#include "framework/core/autograd/autocast.h"
+#include "precision.h"
 
 namespace ember::gpt2::cli {
 namespace {
@@ -40,7 +42,8 @@ int train_step(int argc, char** argv) {
       "seed", "seed for initialisation and batches", cxxopts::value<uint64_t>()->default_value("0"))(
       "lr", "AdamW's learning rate (weight decay 0.1)", cxxopts::value<double>()->default_value("1e-3"))(
       "fixed-batch", "train on the first batch at every step (the loss then falls fast)")(
-      "losses", "print every step's loss (%.9g)")("help", "this help");
+      "losses", "print every step's loss (%.9g)")(
+      "precision", kPrecisionHelp, cxxopts::value<std::string>()->default_value("fp32"))("help", "this help");
   auto a = o.parse(argc, argv);
   if (a.count("help")) {
     std::cout << o.help() << "\n";
@@ -49,6 +52,7 @@ int train_step(int argc, char** argv) {
   using ember::cli::flag;
   const int64_t steps = flag<int64_t>(a, "steps", 1, 1 << 20), warmup = flag<int64_t>(a, "warmup", 0, 1 << 20);
   const int64_t batch = flag<int64_t>(a, "batch", 1, 1 << 16), context = flag<int64_t>(a, "context", 2, kMaxPositions);
+  const bool bf16 = parse_bf16(a["precision"].as<std::string>());
   Config cfg = model_shape(a);
   cfg.vocab_size = flag<int64_t>(a, "vocab", 2, kMaxVocab);
   cfg.n_positions = context;
@@ -69,7 +73,10 @@ int train_step(int argc, char** argv) {
     if (!first.defined()) first = tokens;
     Tensor x = tokens.narrow(1, 0, context).contiguous(), y = tokens.narrow(1, 1, context).contiguous();
     const auto t0 = clock::now();
-    Tensor loss = lm_loss(model.forward(x), y);
+    Tensor loss = [&] {
+      autocast::Guard amp(DType::BFloat16, /*enabled=*/bf16);
+      return lm_loss(model.forward(x), y);
+    }();
     const auto t1 = clock::now();
     loss.backward();
     const auto t2 = clock::now();

@@ -16,7 +16,9 @@ namespace ember::attention_detail {
 // ---- checks.cpp ----
 double effective_scale(const AttentionOptions& opt, int64_t d);
 // Checks q (..., Nq, d), k and v (..., Nk, d), dtypes, devices and the options; names `op`.
-void check_qkv(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opt);
+// mixed_dtypes_ok: q, k and v may differ in dtype (autocast casts them to one at dispatch).
+void check_qkv(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opt,
+               bool mixed_dtypes_ok = false);
 // Checks that `what` (an argument of `op`) has `shape` and q's dtype and device.
 void check_like(const char* op, const char* what, const Tensor& t, const Shape& shape, const Tensor& q);
 Shape lead_dims(const Tensor& t);  // all but the last two

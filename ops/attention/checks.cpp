@@ -33,7 +33,8 @@ double effective_scale(const AttentionOptions& opt, int64_t d) {
   return opt.scale != 0 ? opt.scale : 1.0 / std::sqrt(double(d));
 }
 
-void check_qkv(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opt) {
+void check_qkv(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opt,
+               bool mixed_dtypes_ok) {
   EMBER_CHECK(q.defined() && k.defined() && v.defined(), op, ": q, k and v must be defined");
   auto shapes = [&] { return str(" (q ", to_string(q.shape()), ", k ", to_string(k.shape()), ", v ", to_string(v.shape()), ")"); };
   EMBER_CHECK(q.dim() >= 2 && q.dim() == k.dim() && q.dim() == v.dim(), op,
@@ -43,7 +44,7 @@ void check_qkv(const char* op, const Tensor& q, const Tensor& k, const Tensor& v
     EMBER_CHECK(q.size(i) == k.size(i), op, ": leading (batch, head) dims of q and k differ", shapes());
   EMBER_CHECK(q.size(-1) == k.size(-1), op, ": head size d of q and k differ", shapes());
   EMBER_CHECK(q.size(-1) >= 1 && q.size(-2) >= 1 && k.size(-2) >= 1, op, ": empty sequence or head", shapes());
-  EMBER_CHECK(q.dtype() == k.dtype() && q.dtype() == v.dtype(), op, ": dtypes differ: q ", q.dtype(), ", k ", k.dtype(),
+  EMBER_CHECK((q.dtype() == k.dtype() && q.dtype() == v.dtype()) || mixed_dtypes_ok, op, ": dtypes differ: q ", q.dtype(), ", k ", k.dtype(),
               ", v ", v.dtype());
   EMBER_CHECK(is_floating(q.dtype()), op, ": expected float32 or float64, got ", q.dtype());
   EMBER_CHECK(q.device() == k.device() && q.device() == v.device(), op, ": devices differ: q ", q.device(), ", k ",

@@ -17,13 +17,15 @@ void check_args(const Tensor& x, const Tensor& w, const Tensor& b) {
   EMBER_CHECK(w.dim() == 2, "linear: weight must be 2-d (out, in), got shape ", to_string(w.shape()));
   EMBER_CHECK(x.dim() >= 1 && x.size(-1) == w.size(1), "linear: input of shape ", to_string(x.shape()),
               " does not end in the weight's in_features ", w.size(1), " (weight shape ", to_string(w.shape()), ")");
-  EMBER_CHECK(x.dtype() == w.dtype(), "linear: input is ", x.dtype(), " but the weight is ", w.dtype());
+  // Under autocast the engine casts the operands to one dtype (ops/autocast/autocast_policy.cpp).
+  const bool cast_at_dispatch = autocast::detail::active();
+  EMBER_CHECK(x.dtype() == w.dtype() || cast_at_dispatch, "linear: input is ", x.dtype(), " but the weight is ", w.dtype());
   EMBER_CHECK(is_floating(x.dtype()), "linear: got ", x.dtype(), ", accepts float32, float64, bfloat16, float16");
   EMBER_CHECK(x.device() == w.device(), "linear: input on ", x.device(), " but the weight on ", w.device());
   if (b.defined()) {
     EMBER_CHECK(b.dim() == 1 && b.size(0) == w.size(0), "linear: bias must have shape (", w.size(0), "), got ",
                 to_string(b.shape()));
-    EMBER_CHECK(b.dtype() == w.dtype() && b.device() == w.device(), "linear: bias is ", b.dtype(), " on ", b.device(),
+    EMBER_CHECK((b.dtype() == w.dtype() || cast_at_dispatch) && b.device() == w.device(), "linear: bias is ", b.dtype(), " on ", b.device(),
                 ", the weight ", w.dtype(), " on ", w.device());
   }
 }

@@ -252,7 +252,9 @@ Tensor matmul(const Tensor& a, const Tensor& b, const MatmulOptions& opt) {
   EMBER_CHECK(a.defined() && b.defined(), "matmul: an operand is undefined");
   EMBER_CHECK(a.dim() >= 1 && b.dim() >= 1, "matmul: operands must be at least 1-d, got shapes ", to_string(a.shape()),
               " and ", to_string(b.shape()));
-  EMBER_CHECK(a.dtype() == b.dtype(), "matmul: dtype mismatch, ", a.dtype(), " vs ", b.dtype());
+  // Under autocast the engine casts both operands to one dtype (ops/autocast/autocast_policy.cpp).
+  EMBER_CHECK(a.dtype() == b.dtype() || autocast::detail::active(), "matmul: dtype mismatch, ", a.dtype(), " vs ",
+              b.dtype());
   EMBER_CHECK(is_floating(a.dtype()), "matmul: got ", a.dtype(), ", accepts float32, float64, bfloat16, float16");
   EMBER_CHECK(a.device() == b.device(), "matmul: device mismatch, ", a.device(), " vs ", b.device());
   if (a.dim() == 1 && b.dim() == 1) return matmul(a.unsqueeze(0), b.unsqueeze(1), opt).reshape({});

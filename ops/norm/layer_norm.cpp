@@ -33,7 +33,8 @@ void check_args(const Tensor& x, const Tensor& weight, const Tensor& bias, doubl
     if (!p->defined()) continue;
     EMBER_CHECK(p->shape() == d, "layer_norm: ", what, " has shape ", to_string(p->shape()), " but the input ",
                 to_string(x.shape()), " needs ", to_string(d));
-    EMBER_CHECK(p->dtype() == x.dtype(), "layer_norm: ", what, " is ", p->dtype(), " but the input is ", x.dtype());
+    // Under autocast the engine casts a half input and its parameters to float32 (ops/autocast).
+    EMBER_CHECK(p->dtype() == x.dtype() || autocast::detail::active(), "layer_norm: ", what, " is ", p->dtype(), " but the input is ", x.dtype());
     EMBER_CHECK(p->device() == x.device(), "layer_norm: ", what, " is on ", p->device(), " but the input is on ",
                 x.device());
   }

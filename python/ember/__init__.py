@@ -32,6 +32,8 @@ from ._tensor import tensor, from_numpy, from_dlpack, as_device, with_device_nam
 from .autograd import (make_vjp, make_jvp, grad, value_and_grad, no_grad, enable_grad, set_grad_enabled,  # noqa: F401
                        inference_mode, is_grad_enabled, autodiff_trace, checkpoint)
 from .custom_op import CustomOp, custom_op, gradcheck  # noqa: F401
+from ._autocast import autocast, is_autocast_enabled, get_autocast_dtype  # noqa: F401
+from ._ember import autocast_lower_precision_ops, autocast_float32_ops  # noqa: F401
 from . import _tensor as _tensor_module, _torch_tensor, _factories
 from ._torch_tensor import (max, min, argmax, argmin, topk, sort, flatten, cat, chunk, split, stack,  # noqa: F401,A004
                             floor_divide, remainder, isnan, isinf, isfinite, allclose, isclose, equal)

@@ -25,6 +25,7 @@ namespace ember::py {
 void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls);
 void bind_ops(nb::module_& m, nb::class_<Tensor>& cls);
 void bind_autograd(nb::module_& m);
+void bind_autocast(nb::module_& m);
 void bind_custom_op(nb::module_& m);
 void bind_nn_optim(nb::module_& m);
 void bind_io(nb::module_& m);

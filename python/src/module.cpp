@@ -14,6 +14,7 @@ NB_MODULE(_ember, m) {
   ember::py::bind_tensor(m, cls);
   ember::py::bind_ops(m, cls);
   ember::py::bind_autograd(m);
+  ember::py::bind_autocast(m);
   ember::py::bind_custom_op(m);
   ember::py::bind_nn_optim(m);
   ember::py::bind_io(m);

@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "framework/core/autograd/autocast.h"
 #include "framework/core/autograd/engine_ops.h"
 
 namespace ember {
@@ -68,6 +69,9 @@ void check_saved_unchanged(const Node& node) {
 
 std::vector<Tensor> run_backward(const std::vector<std::shared_ptr<Node>>& roots, const std::vector<Tensor>& cotangents,
                                  const std::vector<std::shared_ptr<Node>>& wanted, bool free_graph) {
+  // The rules run in the dtypes the forward pass chose, even when backward() is called inside an
+  // autocast scope: casting a cotangent would break the rule's dtype contract.
+  autocast::detail::Suspend no_autocast;
   std::vector<Node*> order = toposort(roots);
   std::unordered_map<Node*, Tensor> cot;
   for (size_t i = 0; i < roots.size(); ++i)

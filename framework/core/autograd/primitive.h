@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/core/autograd/autocast.h"
 #include "framework/core/autograd/op_table.h"
 #include "framework/core/autograd/trace.h"
 
@@ -201,6 +202,7 @@ class Primitive {
     Grads backward(const Tensor& g, const OpCall<A>& c) const;
     Tensor transposed_vjp(const Args& tangents, const OpCall<A>& c) const;
   };
+  KernelOut apply_autocast(const Args& args, const A& attrs) const;
   std::shared_ptr<Def> d_;
 };
 
@@ -245,8 +247,20 @@ Tensor Primitive<A>::Def::transposed_vjp(const Args& tangents, const OpCall<A>& 
   return out;
 }
 
+// Under an autocast scope (autocast.h): the policy casts the inputs (recorded casts, so gradients
+// reach the originals in their dtype), then the op runs with autocast suspended, so that kernels
+// and rules calling other ops are not cast again.
+template <class A>
+KernelOut Primitive<A>::apply_autocast(const Args& args, const A& attrs) const {
+  Args cast;
+  const bool changed = autocast::detail::policy(*d_, args, cast);
+  autocast::detail::Suspend off;
+  return apply(changed ? cast : args, attrs);
+}
+
 template <class A>
 KernelOut Primitive<A>::apply(const Args& args, const A& attrs) const {
+  if (autocast::detail::active()) return apply_autocast(args, attrs);
   const Def& d = *d_;
   const int t = autograd::detail::top_trace(args);
   if (t == 0) return d.run(args, attrs);

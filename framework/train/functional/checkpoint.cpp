@@ -1,5 +1,6 @@
 #include "framework/train/functional/checkpoint.h"
 
+#include "framework/core/autograd/autocast.h"
 #include "framework/core/autograd/node.h"
 #include "framework/core/autograd/trace.h"
 
@@ -17,6 +18,18 @@ class GeneratorAt {
   Generator saved_;
 };
 
+// The autocast setting the forward ran under, which the replay in backward (where the engine
+// suspends autocast) must run under too, or it would differentiate another computation.
+struct AutocastAt {
+  autocast::State state = autocast::state();
+  bool active = autocast::detail::active();
+};
+struct ReplayAutocast {
+  autocast::Guard guard;
+  autocast::detail::Suspend lift;
+  explicit ReplayAutocast(const AutocastAt& a) : guard(a.state.dtype, a.active), lift(false) {}
+};
+
 void check_same_result(const Tensor& y, const autograd::Node& n) {
   EMBER_CHECK(y.defined() && y.shape() == n.shape && y.dtype() == n.dtype, "checkpoint: the recomputation returned ",
               y.defined() ? str(y.dtype(), " ", to_string(y.shape())) : std::string("nothing"), " where the forward returned ",
@@ -28,14 +41,15 @@ void check_same_result(const Tensor& y, const autograd::Node& n) {
 // replay, which also fills the .grad of every parameter f captured, as PyTorch's checkpoint does.
 // So a module's forward can be checkpointed without passing its parameters.
 Tensor checkpoint_eager(const FnN& f, const std::vector<Tensor>& xs, const std::vector<Tensor>& inner, const Generator& rng,
-                        const Tensor& out) {
+                        const Tensor& out, const AutocastAt& amp) {
   auto node = autograd::detail::make_node("checkpoint", xs, autograd::kEagerTrace, out);
   node->saved = inner;  // what the replay reads; the version check guards it like any op's
-  node->vjp = [f, rng](const Tensor& g, const autograd::Node& n) {
+  node->vjp = [f, rng, amp](const Tensor& g, const autograd::Node& n) {
     // The replay must record to be differentiated; under no_grad it would silently give zeros.
     EMBER_CHECK(autograd::grad_enabled(), "checkpoint: backward() ran with gradients disabled (inside no_grad), so "
                 "the checkpointed function cannot be replayed for its gradient; call backward() outside no_grad");
     GeneratorAt at(rng);
+    ReplayAutocast replay(amp);
     std::vector<Tensor> leaves(n.saved.size());
     std::vector<std::shared_ptr<autograd::Node>> wanted(n.saved.size());
     for (size_t i = 0; i < leaves.size(); ++i) {
@@ -57,7 +71,7 @@ Tensor checkpoint_eager(const FnN& f, const std::vector<Tensor>& xs, const std::
 // so higher orders work) and is replayed under make_vjp in backward; every tensor it differentiates
 // must be an input.
 Tensor checkpoint_traced(const FnN& f, const std::vector<Tensor>& xs, const std::vector<Tensor>& inner, int t,
-                         const Generator& rng) {
+                         const Generator& rng, const AutocastAt& amp) {
   Tensor out = f(inner);
   EMBER_CHECK(out.defined(), "checkpoint: the function returned an undefined tensor");
   EMBER_CHECK(!(out.is_traced() && out.impl()->trace == t),
@@ -74,8 +88,9 @@ Tensor checkpoint_traced(const FnN& f, const std::vector<Tensor>& xs, const std:
     node->tangent = make_jvp(as_list, inner, tangents).second[0];
   } else {
     node->saved = inner;
-    node->vjp = [as_list, rng](const Tensor& g, const autograd::Node& n) {
+    node->vjp = [as_list, rng, amp](const Tensor& g, const autograd::Node& n) {
       GeneratorAt at(rng);
+      ReplayAutocast replay(amp);
       auto [ys, back] = make_vjp(as_list, n.saved);
       check_same_result(ys[0], n);
       return back({g});
@@ -94,7 +109,8 @@ Tensor checkpoint(const FnN& f, const std::vector<Tensor>& xs) {
   const int t = autograd::detail::top_trace(xs);
   std::vector<Tensor> inner(xs.size());
   for (size_t i = 0; i < xs.size(); ++i) inner[i] = autograd::unbox(xs[i], t);
-  if (t > autograd::kEagerTrace) return checkpoint_traced(f, xs, inner, t, rng);
+  const AutocastAt amp;
+  if (t > autograd::kEagerTrace) return checkpoint_traced(f, xs, inner, t, rng, amp);
   // Eager, or no input tracked at all while f may use parameters that are (a module's forward on a
   // batch). f runs recording, only to see what it captured: the graph is dropped at once.
   Tensor out = f(inner);
@@ -102,7 +118,7 @@ Tensor checkpoint(const FnN& f, const std::vector<Tensor>& xs) {
   const int out_trace = out.is_traced() ? out.impl()->trace : 0;
   if (out_trace > autograd::kEagerTrace) return f(xs);  // it captured a make_vjp-traced value: a plain call
   if (t == 0 && out_trace == 0) return out;             // nothing tracked anywhere
-  return checkpoint_eager(f, xs, inner, rng, out.detach());
+  return checkpoint_eager(f, xs, inner, rng, out.detach(), amp);
 }
 
 Tensor checkpoint(const Fn1& f, const Tensor& x) {

@@ -135,3 +135,36 @@ TEST(Checkpoint, RefusesCapturedTracedValuesAndBadArguments) {
   EXPECT_EMBER_ERROR(checkpoint(FnN(), {x}), "checkpoint: the function is empty");
   EXPECT_EMBER_ERROR(checkpoint(FnN(block), {x, Tensor()}), "checkpoint: input 1 is undefined");
 }
+
+// Under autocast the replay in backward runs under the forward's autocast setting (the engine
+// suspends autocast in backward), so a checkpointed bf16 block gives the same gradients, bit for
+// bit, as the plain one, with and without backward() inside the scope.
+TEST(Checkpoint, ReplaysUnderTheForwardsAutocast) {
+  const std::vector<Tensor> xs = {random({3, 4}, 31).to(DType::Float32), random({4, 5}, 32).to(DType::Float32),
+                                  random({5, 4}, 33).to(DType::Float32)};
+  auto grads = [&](bool ckpt, bool backward_inside, bool amp_on = true) {
+    std::vector<Tensor> leaves;
+    for (const Tensor& x : xs) leaves.push_back(x.clone().requires_grad_());
+    Tensor loss;
+    {
+      autocast::Guard amp(DType::BFloat16, amp_on);
+      Tensor y = ckpt ? checkpoint(FnN(block), leaves) : block(leaves);
+      EXPECT_EQ(y.dtype(), DType::Float32);  // the bf16 product times the float32 gate promotes
+      loss = sum(y * y);
+      if (backward_inside) loss.backward();
+    }
+    if (!backward_inside) loss.backward();
+    std::vector<Tensor> g;
+    for (const Tensor& l : leaves) g.push_back(l.grad());
+    return g;
+  };
+  const std::vector<Tensor> plain = grads(false, false), f32 = grads(false, false, /*amp_on=*/false);
+  EXPECT_NE(plain[1].to_vector<double>(), f32[1].to_vector<double>());  // the block did run in bf16
+  for (bool inside : {false, true}) {
+    const std::vector<Tensor> ck = grads(true, inside);
+    for (size_t i = 0; i < xs.size(); ++i) {
+      EXPECT_EQ(ck[i].dtype(), DType::Float32);
+      EXPECT_EQ(ck[i].to_vector<double>(), plain[i].to_vector<double>()) << "input " << i << (inside ? " inside" : "");
+    }
+  }
+}
