@@ -143,11 +143,7 @@ struct UnaryPrims {
   // composite rules above is a dozen elementwise passes over the MLP's widest tensor).
   UnaryPrims() {
     gelu_tanh.fused_vjp(Device::CPU, [](const Tensor& g, const OpCall<>& c) {
-      const Tensor& x = c.in[0];
-      if (!is_half(x.dtype())) return Grads{cpu::gelu_tanh_backward(g, x)};
-      // The kernel is float32/float64: widen both, and round the gradient to the half dtype once.
-      return Grads{cpu::cast_half(
-          cpu::gelu_tanh_backward(cpu::cast_half(g, DType::Float32), cpu::cast_half(x, DType::Float32)), x.dtype())};
+      return Grads{cpu::gelu_tanh_backward(g, c.in[0])};
     });
     gelu.fused_vjp(Device::CPU, [](const Tensor& g, const OpCall<>& c) {
       return Grads{cpu::gelu_backward(g, c.in[0])};
