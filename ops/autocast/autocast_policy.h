@@ -13,7 +13,7 @@
 
 namespace ember::autocast {
 
-std::vector<std::string> lower_precision_ops();  // matmul, linear, attention, conv2d
+std::vector<std::string> lower_precision_ops();  // matmul, linear, attention
 std::vector<std::string> float32_ops();          // softmax family, norms, losses, reductions, exp/log/pow
 
 }  // namespace ember::autocast

@@ -9,7 +9,7 @@ _HALF = (DType.bfloat16, DType.float16)
 
 
 class autocast:
-    """with ember.autocast("cpu", dtype=ember.bfloat16): matmul, linear, attention and conv2d cast
+    """with ember.autocast("cpu", dtype=ember.bfloat16): matmul, linear and attention cast
     their float32 inputs to `dtype` and return it; softmax, log_softmax, logsumexp, cross_entropy,
     layer_norm, batch_norm, sum, prod, cumsum, exp, log and pow cast bfloat16/float16 inputs up to
     float32 (ember.autocast_lower_precision_ops() and ember.autocast_float32_ops() list them); every
