@@ -2,7 +2,7 @@
 # The summary benchmarks of README "Performance against PyTorch 2.x": every row of that table,
 # Ember and its peer in the same run, on this machine, then the table itself (summary.md).
 #
-#   scripts/bench_summary.sh [OUTDIR]        (default results/summary; about 45 minutes on 2 cores)
+#   scripts/bench_summary.sh [OUTDIR]        (default results/summary; about an hour on 2 cores)
 #
 # Needs a Release build (build/bin) and the peers of `./run.sh bench-deps` (PyTorch 2.x, SciPy).
 # Each program picks a fair peer itself: OpenBLAS runs on the core examples/common/openblas_core.h
@@ -93,6 +93,14 @@ if [ "$turns" = 1 ]; then
 elif [ "$importable" = 0 ]; then
   echo "bench_summary: $PY cannot import ember and torch; the rows in turns are skipped (./run.sh bench-deps)" >&2
 fi
+
+step "GPT-2 124M by weight format: Ember f32/bf16/int8 against PyTorch (and llama.cpp where bench-deps built it), 2 rounds"
+peers=()
+"$PY" -c "import torch" 2>/dev/null && peers+=(--torch "$PY")
+llama=${EMBER_LLAMA_DIR:-$HOME/.cache/ember/llama.cpp}
+[ -x "$llama/bin/llama-bench" ] && [ -d "$llama/gguf" ] && peers+=(--llama-bench "$llama/bin/llama-bench" --gguf "$llama/gguf")
+/usr/bin/python3 examples/gpt2/bench_weights.py "$out/weights" --rounds 2 --threads $threads --formats f32 bf16 int8 \
+  --gpt2 "$bin/gpt2" "${peers[@]}"
 
 step "recorded-op overhead and an MLP step against PyTorch eager"
 for t in $threads; do

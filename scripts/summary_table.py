@@ -153,6 +153,32 @@ def cnn_rows(t, d):
                   "PyTorch eager (oneDNN), alternated runs", "ms")
 
 
+PEER_FORMAT = {("torch", "f32"): "f32", ("torch", "bf16"): "bf16", ("torch", "int8"): "int8",
+               ("llama.cpp", "F32"): "f32", ("llama.cpp", "F16"): "bf16", ("llama.cpp", "Q8_0"): "int8"}
+PEER_LABEL = {"torch": "PyTorch {f} (bench_torch.py; int8: quantize_dynamic)", "llama.cpp": "llama.cpp {f} (llama-bench)"}
+
+
+def weights_rows(t, d):
+    """GPT-2 124M decode and prefill by weight format (weights/raw.json of bench_weights.py): each
+    Ember format against the peer's nearest one (bf16 against llama.cpp's F16, int8 against Q8_0),
+    medians over the rounds."""
+    doc = load(os.path.join(d, "weights", "raw.json"))
+    if not doc:
+        return
+    runs = doc.get("runs", [])
+    for (side, pfmt), efmt in PEER_FORMAT.items():
+        for th in sorted({r["threads"] for r in runs}):
+            mine = [r for r in runs if r["side"] == "ember" and r["format"] == efmt and r["threads"] == th]
+            peer = [r for r in runs if r["side"] == side and r["format"] == pfmt and r["threads"] == th]
+            if not mine or not peer:
+                continue
+            label = PEER_LABEL[side].format(f=pfmt)
+            t.add(f"GPT-2 124M decode, {efmt} weights, KV cache", th, median([r["decode"] for r in mine]),
+                  median([r["decode"] for r in peer]), label, "tok/s", higher_is_better=True)
+            t.add(f"GPT-2 124M prefill, 128 tokens, {efmt} weights", th, median([r["prefill"] for r in mine]),
+                  median([r["prefill"] for r in peer]), label, "tok/s", higher_is_better=True)
+
+
 def median(xs):
     xs = sorted(xs)
     k = len(xs)
@@ -332,6 +358,7 @@ def main():
         turns_rows(t, d, th)
     for th in threads:
         training_rows(t, d, th)
+    weights_rows(t, d)
     for th in threads:
         autograd_rows(t, d, th)
     sparse_rows(t, d)

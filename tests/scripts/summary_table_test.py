@@ -184,6 +184,22 @@ class SummaryTable(unittest.TestCase):
         self.assertIn("| CNN training step (2 conv + BN + pool, linear head), batch 128 | 1 | 20.0 ms | 40.0 ms | "
                       "PyTorch eager (oneDNN), alternated runs | 2.00x |", out)
 
+    def test_weight_formats_face_the_nearest_peer_format(self):
+        runs = [{"side": "ember", "format": "bf16", "threads": 1, "round": r, "decode": v, "prefill": 300.0}
+                for r, v in ((1, 40.0), (2, 44.0), (3, 60.0))]
+        runs += [{"side": "torch", "format": "bf16", "threads": 1, "round": r, "decode": v, "prefill": 50.0}
+                 for r, v in ((1, 20.0), (2, 21.0), (3, 22.0))]
+        runs += [{"side": "llama.cpp", "format": "F16", "threads": 1, "round": 1, "decode": 88.0, "prefill": 600.0}]
+        runs += [{"side": "torch", "format": "int8", "threads": 1, "round": 1, "decode": 30.0, "prefill": 400.0}]
+        write(f"{self.dir}/weights/raw.json", {"cpu": "test", "runs": runs})
+        out = self.run_script()
+        self.assertIn("| GPT-2 124M decode, bf16 weights, KV cache | 1 | 44.00 tok/s | 21.00 tok/s | "
+                      "PyTorch bf16 (bench_torch.py; int8: quantize_dynamic) | 2.10x |", out)
+        self.assertIn("| GPT-2 124M decode, bf16 weights, KV cache | 1 | 44.00 tok/s | 88.00 tok/s | "
+                      "llama.cpp F16 (llama-bench) | 0.50x |", out)
+        self.assertIn("| GPT-2 124M prefill, 128 tokens, bf16 weights | 1 | 300.00 tok/s | 50.00 tok/s |", out)
+        self.assertNotIn("int8 weights", out)  # no Ember int8 run: no row against torch's int8
+
     def test_compact_puts_threads_side_by_side(self):
         out = self.run_script("--compact")
         self.assertIn("| sgemm n=256 | OpenBLAS | 50.0 GFLOP/s / 60.0 GFLOP/s (**0.83x**) | "
