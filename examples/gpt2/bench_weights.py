@@ -26,19 +26,20 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "common"))
+from in_turns import cpu_name  # noqa: E402
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 GGUF = {"F32": "model-f32.gguf", "F16": "model-f16.gguf", "Q8_0": "model-q8_0.gguf"}
 
 
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
+def run_json_bench(args, cmd, out, env):
+    """Runs a program that writes `gpt2 bench --json`'s keys to `out`; its decode and prefill rates."""
+    log = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+    with open(out) as f:
+        j = json.load(f)
+    row = next(r for r in j["rows"] if r["cache"] and r["generated"] == args.decode + 1)
+    return {"decode": row["decode_tokens_per_s"], "prefill": args.prompt_len / j["prefill_s"], "json": j, "log": log,
+            "command": " ".join(cmd)}
 
 
 def run_ember(args, weights, threads):
@@ -52,13 +53,7 @@ def run_ember(args, weights, threads):
             cmd += ["--int8-decode", weights.split("-")[1]]
         if args.model:
             cmd += ["--model", args.model]
-        env = dict(os.environ, OMP_WAIT_POLICY="passive")
-        log = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
-        with open(out) as f:
-            j = json.load(f)
-    row = next(r for r in j["rows"] if r["cache"] and r["generated"] == args.decode + 1)
-    return {"decode": row["decode_tokens_per_s"], "prefill": args.prompt_len / j["prefill_s"], "json": j, "log": log,
-            "command": " ".join(cmd)}
+        return run_json_bench(args, cmd, out, dict(os.environ, OMP_WAIT_POLICY="passive"))
 
 
 def run_torch(args, fmt, threads):
@@ -68,13 +63,7 @@ def run_torch(args, fmt, threads):
         cmd = [args.torch, os.path.join(HERE, "bench_torch.py"), "--weights", fmt, "--threads", str(threads),
                "--prompt-len", str(args.prompt_len), "--lengths", str(args.decode + 1), "--no-cache-lengths", "",
                "--repeats", str(args.repeats), "--json", out]
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_WAIT_POLICY="passive")
-        log = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
-        with open(out) as f:
-            j = json.load(f)
-    row = next(r for r in j["rows"] if r["cache"] and r["generated"] == args.decode + 1)
-    return {"decode": row["decode_tokens_per_s"], "prefill": args.prompt_len / j["prefill_s"], "json": j, "log": log,
-            "command": " ".join(cmd)}
+        return run_json_bench(args, cmd, out, dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_WAIT_POLICY="passive"))
 
 
 def run_llama(args, fmt, threads):

@@ -14,11 +14,13 @@ stage say where bf16's extra time goes.
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from in_turns import cpu_name  # noqa: E402
 
 RECIPE = {"layers": 4, "heads": 4, "embd": 128, "context": 64, "batch": 12, "lr": 1e-3}
 PRECISIONS = ("fp32", "bf16")
@@ -117,17 +119,6 @@ def table(logs, timing):
         lines.append("| bf16 / fp32 | " + " | ".join(
             f"{timing['bf16'][k] / timing['fp32'][k]:.2f}x" if timing["fp32"][k] > 0 else "-" for k in keys) + " |")
     return "\n".join(lines)
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def main(argv=None):
