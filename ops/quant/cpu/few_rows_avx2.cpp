@@ -1,8 +1,8 @@
 // AVX2 kernels for 1 to 3 rows of x (decode): each row of W is streamed from memory once per
 // group of rows, so their cost per weight byte must stay below what the memory delivers. The
-// widening kernels keep one FMA chain per (row of x, row of W) pair over several rows of W; the
-// integer dots keep two chains per row of x.
+// kernels keep one FMA chain per (row of x, row of W) pair over several rows of W read at once.
 #include <algorithm>
+#include <type_traits>
 
 #include "framework/core/half.h"
 #include "ops/quant/cpu/kernels.h"
@@ -24,22 +24,6 @@ __attribute__((target("avx2,fma"))) inline float hsum(__m256 v) {
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
   s = _mm_add_ss(s, _mm_movehdup_ps(s));
   return _mm_cvtss_f32(s);
-}
-
-// Row j's float16 scales as float32, eight at a time with F16C.
-__attribute__((target("avx2,fma,f16c"))) void widen_scales(const uint16_t* h, int64_t nb, float* out) {
-  int64_t b = 0;
-  for (; b + 8 <= nb; b += 8)
-    _mm256_storeu_ps(out + b, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + b))));
-  for (; b < nb; ++b) out[b] = fp16_bits_to_float(h[b]);
-}
-
-template <int R>
-__attribute__((target("avx2,fma"))) void store(const Product& p, int64_t i0, int64_t j, __m256 (&acc)[R][4]) {
-  for (int r = 0; r < R; ++r) {
-    const __m256 s = _mm256_add_ps(_mm256_add_ps(acc[r][0], acc[r][1]), _mm256_add_ps(acc[r][2], acc[r][3]));
-    p.y[(i0 + r) * p.ldy + j] = hsum(s) + (p.bias ? p.bias[j] : 0.0f);
-  }
 }
 
 // Widening kernels: int8 (times the block's scale) or bf16 (a zero-extension and a 16-bit shift)
@@ -131,59 +115,79 @@ void streamed(const Product& p, int64_t i0, int64_t n0, int64_t n1, int streams)
 
 // Int8 times int8: |w| (unsigned) times x with w's sign (signed) in maddubs gives 16 sums of two
 // products, at most 2 * 127 * 127 = 32258, so no 16-bit saturation; madd against ones widens them
-// to eight int32 sums, which become float32 and take both scales. Two blocks per step keep two
-// FMA chains per row (acc[r][0..1]; [2..3] stay zero for store()).
-template <int R>
-__attribute__((target("avx2,fma,f16c"))) void int8_dots(const Product& p, int64_t i0, int64_t n0, int64_t n1) {
+// to eight int32 sums, which become float32 and take both blocks' scales (their products computed
+// eight blocks at a time per chunk, so the inner loop loads one). Streams as in int8_streams: S
+// rows of W `span` apart, each x block loaded once for all S, one FMA chain per (row of x, row of
+// W) in block order whatever S, so the split of the columns does not change a bit.
+template <int S, int R>
+__attribute__((target("avx2,fma,f16c"))) void dots_streams(const Product& p, int64_t i0, int64_t n0, int64_t span) {
   const QuantizedMatrix& w = *p.w;
   const int64_t kpad = w.kpad, nb = w.blocks_per_row();
   const __m256i ones = _mm256_set1_epi16(1);
-  constexpr int64_t kChunk = 4096 / kBlock;
-  float sc[kChunk + 8], d[R][kChunk + 8];  // W's scales, then W's times x's for each row
-  for (int64_t j = n0; j < n1; ++j) {
-    const int8_t* q = w.q.data() + j * kpad;
-    __m256 acc[R][4];
+  constexpr int64_t kChunk = 128;  // blocks per chunk of scale products
+  alignas(32) float d[R][S][kChunk + 8];
+  for (int64_t j = n0; j < n0 + span; ++j) {
+    const int8_t* q8[S];
+    for (int q = 0; q < S; ++q) q8[q] = w.q.data() + (j + q * span) * kpad;
+    __m256 acc[R][S];
     for (int r = 0; r < R; ++r)
-      for (int u = 0; u < 4; ++u) acc[r][u] = _mm256_setzero_ps();
+      for (int q = 0; q < S; ++q) acc[r][q] = _mm256_setzero_ps();
     for (int64_t c0 = 0; c0 < nb; c0 += kChunk) {
       const int64_t c1 = std::min(nb, c0 + kChunk);
-      widen_scales(w.scale.data() + j * nb + c0, c1 - c0, sc);
-      // Both scales of each block multiplied eight blocks at a time, so the loop below loads one.
-      for (int r = 0; r < R; ++r) {
-        const float* xs = p.xs + (i0 + r) * nb + c0;
+      for (int q = 0; q < S; ++q) {
+        const uint16_t* ws = w.scale.data() + (j + q * span) * nb + c0;
         int64_t b = 0;
-        for (; b + 8 <= c1 - c0; b += 8)
-          _mm256_storeu_ps(d[r] + b, _mm256_mul_ps(_mm256_loadu_ps(sc + b), _mm256_loadu_ps(xs + b)));
-        for (; b < c1 - c0; ++b) d[r][b] = sc[b] * xs[b];
+        for (; b + 8 <= c1 - c0; b += 8) {
+          const __m256 s8 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ws + b)));
+          for (int r = 0; r < R; ++r)
+            _mm256_store_ps(d[r][q] + b, _mm256_mul_ps(s8, _mm256_loadu_ps(p.xs + (i0 + r) * nb + c0 + b)));
+        }
+        for (; b < c1 - c0; ++b)
+          for (int r = 0; r < R; ++r) d[r][q][b] = _cvtsh_ss(ws[b]) * p.xs[(i0 + r) * nb + c0 + b];
       }
       for (int64_t b = c0; b < c1; ++b) {
-        const int8_t* qb = q + b * kBlock;
-        _mm_prefetch(reinterpret_cast<const char*>(qb + kPrefetch), _MM_HINT_T0);
-        const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qb));
-        const __m256i aw = _mm256_sign_epi8(wq, wq);
-        const int u = int(b & 1);
-        for (int r = 0; r < R; ++r) {
-          const __m256i xq =
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.xq + (i0 + r) * kpad + b * kBlock));
-          const __m256i d16 = _mm256_maddubs_epi16(aw, _mm256_sign_epi8(xq, wq));
-          const __m256 dot = _mm256_cvtepi32_ps(_mm256_madd_epi16(d16, ones));
-          acc[r][u] = _mm256_fmadd_ps(dot, _mm256_broadcast_ss(d[r] + (b - c0)), acc[r][u]);
+        __m256i xq[R];
+        for (int r = 0; r < R; ++r)
+          xq[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.xq + (i0 + r) * kpad + b * kBlock));
+        for (int q = 0; q < S; ++q) {
+          const int8_t* qb = q8[q] + b * kBlock;
+          _mm_prefetch(reinterpret_cast<const char*>(qb) + kPrefetch, _MM_HINT_T0);
+          const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qb));
+          const __m256i aw = _mm256_sign_epi8(wq, wq);
+          for (int r = 0; r < R; ++r) {
+            const __m256i d16 = _mm256_maddubs_epi16(aw, _mm256_sign_epi8(xq[r], wq));
+            const __m256 dot = _mm256_cvtepi32_ps(_mm256_madd_epi16(d16, ones));
+            acc[r][q] = _mm256_fmadd_ps(dot, _mm256_broadcast_ss(d[r][q] + (b - c0)), acc[r][q]);
+          }
         }
       }
     }
-    store<R>(p, i0, j, acc);
+    for (int r = 0; r < R; ++r)
+      for (int q = 0; q < S; ++q)
+        p.y[(i0 + r) * p.ldy + j + q * span] = hsum(acc[r][q]) + (p.bias ? p.bias[j + q * span] : 0.0f);
   }
 }
 
-// Runs kernel<R> over the rows of x in groups of up to three.
-#define EMBER_QUANT_FOR_ROW_GROUPS(kernel, p, n0, n1)           \
-  for (int64_t i0 = 0; i0 < (p).m; i0 += kMaxRows) {            \
-    switch (std::min<int64_t>(kMaxRows, (p).m - i0)) {          \
-      case 1: kernel<1>(p, i0, n0, n1); break;                  \
-      case 2: kernel<2>(p, i0, n0, n1); break;                  \
-      default: kernel<3>(p, i0, n0, n1); break;                 \
-    }                                                           \
+template <int R>
+void dots_streamed(const Product& p, int64_t i0, int64_t n0, int64_t n1, int streams) {
+  const int s = (R == 1 && streams >= 8) ? 8 : 4;
+  const int64_t span = (n1 - n0) / s;
+  if (span > 0) s == 8 ? dots_streams<8, R>(p, i0, n0, span) : dots_streams<4, R>(p, i0, n0, span);
+  const int64_t rest = n0 + s * span;
+  if (rest < n1) dots_streams<1, R>(p, i0, rest, n1 - rest);
+}
+
+// Rows of x in groups of up to three: f(std::integral_constant<int, R>, i0) for each group.
+template <class F>
+void for_row_groups(int64_t m, F f) {
+  for (int64_t i0 = 0; i0 < m; i0 += kMaxRows) {
+    switch (std::min<int64_t>(kMaxRows, m - i0)) {
+      case 1: f(std::integral_constant<int, 1>(), i0); break;
+      case 2: f(std::integral_constant<int, 2>(), i0); break;
+      default: f(std::integral_constant<int, 3>(), i0); break;
+    }
   }
+}
 
 }  // namespace
 
@@ -197,17 +201,12 @@ bool has_avx2_f16c() {
 
 void product_few_rows_avx2(const Product& p, int64_t n0, int64_t n1) {
   const int streams = ember::cpu::gemv_streams();
-  for (int64_t i0 = 0; i0 < p.m; i0 += kMaxRows) {
-    switch (std::min<int64_t>(kMaxRows, p.m - i0)) {
-      case 1: streamed<1>(p, i0, n0, n1, streams); break;
-      case 2: streamed<2>(p, i0, n0, n1, streams); break;
-      default: streamed<3>(p, i0, n0, n1, streams); break;
-    }
-  }
+  for_row_groups(p.m, [&](auto rows, int64_t i0) { streamed<decltype(rows)::value>(p, i0, n0, n1, streams); });
 }
 
 void product_int_dots_avx2(const Product& p, int64_t n0, int64_t n1) {
-  EMBER_QUANT_FOR_ROW_GROUPS(int8_dots, p, n0, n1);
+  const int streams = ember::cpu::gemv_streams();
+  for_row_groups(p.m, [&](auto rows, int64_t i0) { dots_streamed<decltype(rows)::value>(p, i0, n0, n1, streams); });
 }
 
 }  // namespace ember::quant::cpu

@@ -169,31 +169,47 @@ TEST(QuantLinear, RefusesBadInput) {
   EXPECT_EMBER_ERROR(quant_linear(x * 2.0, q), "for inference");
 }
 
-// The widening kernels stream several rows of W at once and the rest one at a time; each output's
-// sum runs in the same order either way, so any split of the columns gives the same bits.
-TEST(QuantLinear, FewRowKernelGivesTheSameBitsForAnySplitOfTheColumns) {
+// The few-row kernels (widening, and the integer dots for int8) stream several rows of W at once
+// and the rest one at a time; each output's sum runs in the same order either way, so any split of
+// the columns gives the same bits. k = 160 has five blocks, an odd count.
+TEST(QuantLinear, FewRowKernelsGiveTheSameBitsForAnySplitOfTheColumns) {
   if (!kernel_available(QuantKernel::Avx2FewRows, WeightFormat::BFloat16)) GTEST_SKIP() << "no AVX2 + F16C here";
-  for (WeightFormat f : {WeightFormat::BFloat16, WeightFormat::Int8Block32})
+  struct Case {
+    WeightFormat f;
+    bool dots;
+  };
+  for (Case c : {Case{WeightFormat::BFloat16, false}, Case{WeightFormat::Int8Block32, false},
+                 Case{WeightFormat::Int8Block32, true}})
     for (int64_t m : {1, 2, 3, 4}) {
-      const int64_t k = 96, n = 53;
+      const int64_t k = 160, n = 53;
       Tensor x = random({m, k}, uint64_t(20 + m)).to(DType::Float32);
-      QuantizedMatrix q = quantize(random({n, k}, 21).to(DType::Float32), f);
-      std::vector<float> y(size_t(m * n)), z(size_t(m * n));
+      QuantizedMatrix q = quantize(random({n, k}, 21).to(DType::Float32), c.f);
+      std::vector<float> y(size_t(m * n)), z(size_t(m * n)), xs(size_t(m * q.blocks_per_row()));
+      std::vector<int8_t> xq(size_t(m * k));
       cpu::Product p;
       p.x = x.data<float>();
       p.m = m;
       p.w = &q;
+      if (c.dots) {
+        cpu::quantize_activations(p.x, m, k, xq.data(), xs.data());
+        p.xq = xq.data();
+        p.xs = xs.data();
+      }
+      const auto run = [&](int64_t c0, int64_t c1) {
+        c.dots ? cpu::product_int_dots_avx2(p, c0, c1) : cpu::product_few_rows_avx2(p, c0, c1);
+      };
       p.y = y.data();
       p.ldy = n;
-      cpu::product_few_rows_avx2(p, 0, n);
+      run(0, n);
       p.y = z.data();
       for (int64_t c0 = 0; c0 < n;) {  // uneven pieces: some take the streams, some only the tail
         const int64_t c1 = std::min(n, c0 + 1 + (c0 % 11));
-        cpu::product_few_rows_avx2(p, c0, c1);
+        run(c0, c1);
         c0 = c1;
       }
-      EXPECT_EQ(y, z) << format_name(f) << " m " << m;
-      expect_matches(from_vector(std::vector<double>(y.begin(), y.end()), {m, n}), reference(x, q, Tensor(), false), k,
-                     str(format_name(f), " m ", m));
+      const std::string what = str(format_name(c.f), c.dots ? " dots" : "", " m ", m);
+      EXPECT_EQ(y, z) << what;
+      expect_matches(from_vector(std::vector<double>(y.begin(), y.end()), {m, n}), reference(x, q, Tensor(), c.dots), k,
+                     what);
     }
 }
