@@ -52,7 +52,7 @@ int bench(int argc, char** argv) {
       cxxopts::value<std::string>()->default_value("f32"))(
       "int8-decode", "int8 kernel for 1 to 3 rows: widen (int8 to float32 in registers, FMAs with x) or dots "
       "(x quantised per block of 32 too, integer dot products)",
-      cxxopts::value<std::string>()->default_value("widen"))(
+      cxxopts::value<std::string>()->default_value("dots"))(
       "json", "write the results as JSON", cxxopts::value<std::string>())("h,help", "show this help");
   auto a = ember::cli::parse(o, argc, argv);
   if (a.count("help")) {

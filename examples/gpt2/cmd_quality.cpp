@@ -34,7 +34,7 @@ int quality(int argc, char** argv) {
       "prompts", "greedy continuations compared", cxxopts::value<int64_t>()->default_value("8"))(
       "new-tokens", "tokens per continuation", cxxopts::value<int64_t>()->default_value("32"))(
       "int8-decode", "int8 kernel for 1 to 3 rows (the decode steps): widen or dots (as gpt2 bench)",
-      cxxopts::value<std::string>()->default_value("widen"))(
+      cxxopts::value<std::string>()->default_value("dots"))(
       "json", "write the results as JSON", cxxopts::value<std::string>())("h,help", "show this help");
   auto a = ember::cli::parse(o, argc, argv);
   if (a.count("help")) {

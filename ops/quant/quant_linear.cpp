@@ -33,9 +33,10 @@ bool kernel_available(QuantKernel k, WeightFormat f) {
 }
 
 namespace {
-// Widening by default: it adds no rounding of x, and the integer dots were not clearly faster on
-// GPT-2 124M decode on the shared machine (examples/gpt2/WEIGHTS.md).
-std::atomic<int> g_int8_decode{int(QuantKernel::Avx2FewRows)};
+// The integer dots by default: half the instructions per weight of widening, and with streams
+// they read W faster in bench_quant_kernels (examples/gpt2/WEIGHTS.md); they round x per block of
+// 32, which moved no perplexity and a few greedy tokens there.
+std::atomic<int> g_int8_decode{int(QuantKernel::Avx2IntDots)};
 }
 
 void set_int8_decode_kernel(QuantKernel k) {

@@ -1,0 +1,134 @@
+// The decode kernels alone: y = x W^T for one row of x at GPT-2 124M's five weight shapes, with W
+// in float32 (the library's GEMV), bfloat16 and int8 (both int8 kernels), timed in turns. Each
+// timed run walks through enough copies of W to pass the last-level cache, so every byte of W comes
+// from memory, as in decode; the figure is W's bytes per second beside the machine's read bandwidth.
+//
+//   build/bin/bench_quant_kernels --threads 1 --rounds 9 [--json out.json]
+#include <cxxopts.hpp>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "examples/common/bandwidth.h"
+#include "examples/common/bench.h"
+#include "examples/common/cli_flags.h"
+#include "framework/core/parallel.h"
+#include "framework/core/random.h"
+#include "ops/linear/linear.h"
+#include "ops/quant/quant_linear.h"
+
+using namespace ember;
+
+namespace {
+
+struct Shape {
+  const char* name;
+  int64_t rows, cols;  // W: (out, in)
+};
+constexpr Shape kShapes[] = {{"attn.c_attn", 2304, 768},
+                             {"attn.c_proj", 768, 768},
+                             {"mlp.c_fc", 3072, 768},
+                             {"mlp.c_proj", 768, 3072},
+                             {"lm_head", 50257, 768}};
+
+struct Variant {
+  const char* name;
+  quant::WeightFormat format;
+  quant::QuantKernel kernel;  // unused for float32
+};
+const Variant kVariants[] = {{"f32 gemv", quant::WeightFormat::Float32, quant::QuantKernel::Auto},
+                             {"bf16 widen", quant::WeightFormat::BFloat16, quant::QuantKernel::Avx2FewRows},
+                             {"int8 widen", quant::WeightFormat::Int8Block32, quant::QuantKernel::Avx2FewRows},
+                             {"int8 dots", quant::WeightFormat::Int8Block32, quant::QuantKernel::Avx2IntDots}};
+
+// Copies of one W in a format, together at least `min_bytes`, and a run that multiplies x by each.
+struct Copies {
+  std::vector<Tensor> f32;
+  std::vector<quant::QuantizedMatrix> q;
+  int64_t bytes_each = 0;
+};
+
+Copies make_copies(const Tensor& w, quant::WeightFormat f, int64_t min_bytes) {
+  Copies c;
+  if (f == quant::WeightFormat::Float32) {
+    c.bytes_each = w.numel() * 4;
+    for (int64_t b = 0; b < min_bytes; b += c.bytes_each) c.f32.push_back(w.clone());
+  } else {
+    quant::QuantizedMatrix q = quantize(w, f);
+    c.bytes_each = q.bytes();
+    for (int64_t b = 0; b < min_bytes; b += c.bytes_each) c.q.push_back(q);
+  }
+  return c;
+}
+
+}  // namespace
+
+namespace {
+
+int run(int argc, char** argv) {
+  cxxopts::Options o("bench_quant_kernels",
+                     "Decode's matrix-vector products alone, by weight format and kernel, at GPT-2 124M's shapes: "
+                     "W's bytes read per second (W always from memory), timed in turns, medians over rounds.");
+  o.add_options()("threads", "CPU threads", cxxopts::value<int64_t>()->default_value("1"))(
+      "rounds", "timed rounds (each runs every variant once, in turns)", cxxopts::value<int64_t>()->default_value("9"))(
+      "json", "write the results as JSON", cxxopts::value<std::string>()->default_value(""))("h,help", "show this help");
+  auto a = cli::parse(o, argc, argv);
+  if (a.count("help")) {
+    std::printf("%s\n", o.help().c_str());
+    return 0;
+  }
+  const int threads = int(cli::flag<int64_t>(a, "threads", 1, cli::kMaxThreads));
+  const int rounds = int(cli::flag<int64_t>(a, "rounds", 1, 1000));
+  const std::string json_path = cli::output_path("--json", a["json"].as<std::string>());
+  set_num_threads(threads);
+  for (const Variant& v : kVariants)
+    if (v.format != quant::WeightFormat::Float32)
+      EMBER_CHECK(quant::kernel_available(v.kernel, v.format), "bench_quant_kernels: kernel ",
+                  quant::kernel_name(v.kernel), " does not run on this CPU");
+
+  const bench::Bandwidth bw = bench::measure_bandwidth();
+  std::printf("CPU: %s, %d thread(s); %s\n", bench::cpu_name().c_str(), threads, bench::describe(bw).c_str());
+  std::printf("%-12s %-11s %10s %8s %8s\n", "shape", "kernel", "us", "GB/s", "% read");
+  nlohmann::json rows = nlohmann::json::array();
+  const int64_t min_bytes = int64_t(256) << 20;  // far past any last-level cache here
+  for (const Shape& s : kShapes) {
+    Tensor w = randn({s.rows, s.cols}), x = randn({1, s.cols});
+    std::vector<Copies> copies;
+    std::vector<std::function<void()>> runs;
+    for (const Variant& v : kVariants) copies.push_back(make_copies(w, v.format, min_bytes));
+    for (size_t i = 0; i < copies.size(); ++i) {
+      const Copies& c = copies[i];
+      const Variant& v = kVariants[i];
+      runs.push_back([&c, &v, &x] {
+        for (const Tensor& wf : c.f32) linear(x, wf);
+        for (const quant::QuantizedMatrix& q : c.q) quant::quant_linear(x, q, Tensor(), v.kernel);
+      });
+    }
+    const std::vector<bench::Timing> ts = bench::measure_interleaved(runs, {2, rounds, rounds, 1e9});
+    for (size_t i = 0; i < ts.size(); ++i) {
+      const Copies& c = copies[i];
+      const int64_t n = int64_t(c.f32.size() + c.q.size());
+      const double us = ts[i].median_s / double(n) * 1e6, gbs = double(c.bytes_each) / (us * 1e-6) * 1e-9;
+      std::printf("%-12s %-11s %10.1f %8.2f %7.0f%%\n", s.name, kVariants[i].name, us, gbs,
+                  bench::percent_of_read(double(c.bytes_each), us * 1e-6, bw));
+      rows.push_back({{"shape", s.name}, {"rows", s.rows}, {"cols", s.cols}, {"kernel", kVariants[i].name},
+                      {"us", us}, {"gbs", gbs}, {"bytes", c.bytes_each}});
+    }
+  }
+  if (!json_path.empty())
+    bench::write_json(json_path, {{"cpu", bench::cpu_name()}, {"threads", threads}, {"rounds", rounds},
+                                  {"bandwidth", bench::to_json(bw)}, {"rows", rows}});
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_quant_kernels: error: %s\n", e.what());
+    return 1;
+  }
+}
