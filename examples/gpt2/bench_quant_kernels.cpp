@@ -4,8 +4,12 @@
 // from memory, as in decode; the figure is W's bytes per second beside the machine's read bandwidth.
 //
 //   build/bin/bench_quant_kernels --threads 1 --rounds 9 [--json out.json]
+//
+// Each kernel is checked against the float64 product first.
 #include <cxxopts.hpp>
+#include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -62,9 +66,23 @@ Copies make_copies(const Tensor& w, quant::WeightFormat f, int64_t min_bytes) {
   return c;
 }
 
-}  // namespace
-
-namespace {
+// A kernel is timed only once its product matches the float64 one with the weights it stores,
+// within what float32 sums (and, for the integer dots, x's rounding to int8 per block) allow.
+void check(const Tensor& x, const Copies& c, const Variant& v, const Shape& s) {
+  const Tensor y = c.f32.empty() ? quant::quant_linear(x, c.q[0], Tensor(), v.kernel) : linear(x, c.f32[0]);
+  const Tensor wd = c.f32.empty() ? quant::dequantize(c.q[0]) : c.f32[0];
+  const std::vector<double> xv = x.to_vector<double>(), wv = wd.to_vector<double>(), yv = y.to_vector<double>();
+  for (int64_t j = 0; j < s.rows; ++j) {
+    double ref = 0, mag = 0;
+    for (int64_t k = 0; k < s.cols; ++k) {
+      ref += xv[size_t(k)] * wv[size_t(j * s.cols + k)];
+      mag += std::fabs(xv[size_t(k)] * wv[size_t(j * s.cols + k)]);
+    }
+    const double tol = (v.kernel == quant::QuantKernel::Avx2IntDots ? 1e-2 : 1e-4) * mag + 1e-6;
+    EMBER_CHECK(std::fabs(yv[size_t(j)] - ref) <= tol, "bench_quant_kernels: ", v.name, " at ", s.name, " gives ",
+                yv[size_t(j)], " for output ", j, " where float64 gives ", ref, " (tolerance ", tol, ")");
+  }
+}
 
 int run(int argc, char** argv) {
   cxxopts::Options o("bench_quant_kernels",
@@ -72,6 +90,7 @@ int run(int argc, char** argv) {
                      "W's bytes read per second (W always from memory), timed in turns, medians over rounds.");
   o.add_options()("threads", "CPU threads", cxxopts::value<int64_t>()->default_value("1"))(
       "rounds", "timed rounds (each runs every variant once, in turns)", cxxopts::value<int64_t>()->default_value("9"))(
+      "check-only", "odd small shapes and a few copies: check every kernel against float64 and exit (a test)")(
       "json", "write the results as JSON", cxxopts::value<std::string>()->default_value(""))("h,help", "show this help");
   auto a = cli::parse(o, argc, argv);
   if (a.count("help")) {
@@ -87,12 +106,17 @@ int run(int argc, char** argv) {
       EMBER_CHECK(quant::kernel_available(v.kernel, v.format), "bench_quant_kernels: kernel ",
                   quant::kernel_name(v.kernel), " does not run on this CPU");
 
-  const bench::Bandwidth bw = bench::measure_bandwidth();
-  std::printf("CPU: %s, %d thread(s); %s\n", bench::cpu_name().c_str(), threads, bench::describe(bw).c_str());
-  std::printf("%-12s %-11s %10s %8s %8s\n", "shape", "kernel", "us", "GB/s", "% read");
+  const bool check_only = a.count("check-only") > 0;
+  const std::vector<Shape> shapes = check_only ? std::vector<Shape>{{"odd", 37, 53}, {"wide", 5, 1030}}
+                                               : std::vector<Shape>(std::begin(kShapes), std::end(kShapes));
+  const bench::Bandwidth bw = check_only ? bench::Bandwidth{} : bench::measure_bandwidth();
+  if (!check_only) {
+    std::printf("CPU: %s, %d thread(s); %s\n", bench::cpu_name().c_str(), threads, bench::describe(bw).c_str());
+    std::printf("%-12s %-11s %10s %8s %8s\n", "shape", "kernel", "us", "GB/s", "% read");
+  }
   nlohmann::json rows = nlohmann::json::array();
-  const int64_t min_bytes = int64_t(256) << 20;  // far past any last-level cache here
-  for (const Shape& s : kShapes) {
+  const int64_t min_bytes = check_only ? 1 : int64_t(256) << 20;  // far past any last-level cache here
+  for (const Shape& s : shapes) {
     Tensor w = randn({s.rows, s.cols}), x = randn({1, s.cols});
     std::vector<Copies> copies;
     std::vector<std::function<void()>> runs;
@@ -105,6 +129,8 @@ int run(int argc, char** argv) {
         for (const quant::QuantizedMatrix& q : c.q) quant::quant_linear(x, q, Tensor(), v.kernel);
       });
     }
+    for (size_t i = 0; i < copies.size(); ++i) check(x, copies[i], kVariants[i], s);
+    if (check_only) continue;
     const std::vector<bench::Timing> ts = bench::measure_interleaved(runs, {2, rounds, rounds, 1e9});
     for (size_t i = 0; i < ts.size(); ++i) {
       const Copies& c = copies[i];
@@ -116,6 +142,9 @@ int run(int argc, char** argv) {
                       {"us", us}, {"gbs", gbs}, {"bytes", c.bytes_each}});
     }
   }
+  if (check_only)
+    std::printf("bench_quant_kernels: %zu kernels match float64 on %zu shapes at %d thread(s)\n", std::size(kVariants),
+                shapes.size(), threads);
   if (!json_path.empty())
     bench::write_json(json_path, {{"cpu", bench::cpu_name()}, {"threads", threads}, {"rounds", rounds},
                                   {"bandwidth", bench::to_json(bw)}, {"rows", rows}});
