@@ -1,9 +1,10 @@
-// The decode kernels alone: y = x W^T for one row of x at GPT-2 124M's five weight shapes, with W
-// in float32 (the library's GEMV), bfloat16 and int8 (both int8 kernels), timed in turns. Each
-// timed run walks through enough copies of W to pass the last-level cache, so every byte of W comes
-// from memory, as in decode; the figure is W's bytes per second beside the machine's read bandwidth.
+// The kernels of y = x W^T alone, at GPT-2 124M's five weight shapes, with W in float32 (the
+// library's GEMV or GEMM), bfloat16 and int8, timed in turns. One row of x (decode: both int8
+// kernels) or --rows rows (prefill: the widening tile kernel). Each timed run walks through enough
+// copies of W to pass the last-level cache, so every byte of W comes from memory, as in a forward
+// pass; the figures are W's bytes per second beside the machine's read bandwidth, and GFLOP/s.
 //
-//   build/bin/bench_quant_kernels --threads 1 --rounds 9 [--json out.json]
+//   build/bin/bench_quant_kernels --threads 1 --rounds 9 [--rows 128] [--json out.json]
 //
 // Each kernel is checked against the float64 product first.
 #include <cxxopts.hpp>
@@ -41,10 +42,13 @@ struct Variant {
   quant::WeightFormat format;
   quant::QuantKernel kernel;  // unused for float32
 };
-const Variant kVariants[] = {{"f32 gemv", quant::WeightFormat::Float32, quant::QuantKernel::Auto},
-                             {"bf16 widen", quant::WeightFormat::BFloat16, quant::QuantKernel::Avx2FewRows},
-                             {"int8 widen", quant::WeightFormat::Int8Block32, quant::QuantKernel::Avx2FewRows},
-                             {"int8 dots", quant::WeightFormat::Int8Block32, quant::QuantKernel::Avx2IntDots}};
+const std::vector<Variant> kDecode = {{"f32 gemv", quant::WeightFormat::Float32, quant::QuantKernel::Auto},
+                                      {"bf16 widen", quant::WeightFormat::BFloat16, quant::QuantKernel::Avx2FewRows},
+                                      {"int8 widen", quant::WeightFormat::Int8Block32, quant::QuantKernel::Avx2FewRows},
+                                      {"int8 dots", quant::WeightFormat::Int8Block32, quant::QuantKernel::Avx2IntDots}};
+const std::vector<Variant> kPrefill = {{"f32 gemm", quant::WeightFormat::Float32, quant::QuantKernel::Auto},
+                                       {"bf16 tiles", quant::WeightFormat::BFloat16, quant::QuantKernel::Avx2Tiles},
+                                       {"int8 tiles", quant::WeightFormat::Int8Block32, quant::QuantKernel::Avx2Tiles}};
 
 // Copies of one W in a format, together at least `min_bytes`, and a run that multiplies x by each.
 struct Copies {
@@ -72,24 +76,30 @@ void check(const Tensor& x, const Copies& c, const Variant& v, const Shape& s) {
   const Tensor y = c.f32.empty() ? quant::quant_linear(x, c.q[0], Tensor(), v.kernel) : linear(x, c.f32[0]);
   const Tensor wd = c.f32.empty() ? quant::dequantize(c.q[0]) : c.f32[0];
   const std::vector<double> xv = x.to_vector<double>(), wv = wd.to_vector<double>(), yv = y.to_vector<double>();
-  for (int64_t j = 0; j < s.rows; ++j) {
-    double ref = 0, mag = 0;
-    for (int64_t k = 0; k < s.cols; ++k) {
-      ref += xv[size_t(k)] * wv[size_t(j * s.cols + k)];
-      mag += std::fabs(xv[size_t(k)] * wv[size_t(j * s.cols + k)]);
+  const int64_t m = x.size(0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < s.rows; ++j) {
+      double ref = 0, mag = 0;
+      for (int64_t k = 0; k < s.cols; ++k) {
+        ref += xv[size_t(i * s.cols + k)] * wv[size_t(j * s.cols + k)];
+        mag += std::fabs(xv[size_t(i * s.cols + k)] * wv[size_t(j * s.cols + k)]);
+      }
+      const double tol = (v.kernel == quant::QuantKernel::Avx2IntDots ? 1e-2 : 1e-4) * mag + 1e-6;
+      const double got = yv[size_t(i * s.rows + j)];
+      EMBER_CHECK(std::fabs(got - ref) <= tol, "bench_quant_kernels: ", v.name, " at ", s.name, " gives ", got,
+                  " for output (", i, ", ", j, ") where float64 gives ", ref, " (tolerance ", tol, ")");
     }
-    const double tol = (v.kernel == quant::QuantKernel::Avx2IntDots ? 1e-2 : 1e-4) * mag + 1e-6;
-    EMBER_CHECK(std::fabs(yv[size_t(j)] - ref) <= tol, "bench_quant_kernels: ", v.name, " at ", s.name, " gives ",
-                yv[size_t(j)], " for output ", j, " where float64 gives ", ref, " (tolerance ", tol, ")");
-  }
 }
 
 int run(int argc, char** argv) {
   cxxopts::Options o("bench_quant_kernels",
-                     "Decode's matrix-vector products alone, by weight format and kernel, at GPT-2 124M's shapes: "
-                     "W's bytes read per second (W always from memory), timed in turns, medians over rounds.");
+                     "The products x W^T of a GPT-2 forward alone, by weight format and kernel, at GPT-2 124M's "
+                     "shapes: one row of x (decode) or --rows rows (prefill); W's bytes read per second (W always "
+                     "from memory) and GFLOP/s, timed in turns, medians over rounds.");
   o.add_options()("threads", "CPU threads", cxxopts::value<int64_t>()->default_value("1"))(
       "rounds", "timed rounds (each runs every variant once, in turns)", cxxopts::value<int64_t>()->default_value("9"))(
+      "rows", "rows of x: 1 to 3 time the decode kernels, more the prefill ones",
+      cxxopts::value<int64_t>()->default_value("1"))(
       "check-only", "odd small shapes and a few copies: check every kernel against float64 and exit (a test)")(
       "json", "write the results as JSON", cxxopts::value<std::string>()->default_value(""))("h,help", "show this help");
   auto a = cli::parse(o, argc, argv);
@@ -99,9 +109,11 @@ int run(int argc, char** argv) {
   }
   const int threads = int(cli::flag<int64_t>(a, "threads", 1, cli::kMaxThreads));
   const int rounds = int(cli::flag<int64_t>(a, "rounds", 1, 1000));
+  const int64_t m = cli::flag<int64_t>(a, "rows", 1, 1 << 16);
   const std::string json_path = cli::output_path("--json", a["json"].as<std::string>());
   set_num_threads(threads);
-  for (const Variant& v : kVariants)
+  const std::vector<Variant>& variants = m <= 3 ? kDecode : kPrefill;
+  for (const Variant& v : variants)
     if (v.format != quant::WeightFormat::Float32)
       EMBER_CHECK(quant::kernel_available(v.kernel, v.format), "bench_quant_kernels: kernel ",
                   quant::kernel_name(v.kernel), " does not run on this CPU");
@@ -112,41 +124,43 @@ int run(int argc, char** argv) {
   const bench::Bandwidth bw = check_only ? bench::Bandwidth{} : bench::measure_bandwidth();
   if (!check_only) {
     std::printf("CPU: %s, %d thread(s); %s\n", bench::cpu_name().c_str(), threads, bench::describe(bw).c_str());
-    std::printf("%-12s %-11s %10s %8s %8s\n", "shape", "kernel", "us", "GB/s", "% read");
+    std::printf("%lld row(s) of x\n%-12s %-11s %10s %8s %8s %8s\n", (long long)m, "shape", "kernel", "us", "GB/s",
+                "% read", "GFLOP/s");
   }
   nlohmann::json rows = nlohmann::json::array();
   const int64_t min_bytes = check_only ? 1 : int64_t(256) << 20;  // far past any last-level cache here
   for (const Shape& s : shapes) {
-    Tensor w = randn({s.rows, s.cols}), x = randn({1, s.cols});
+    Tensor w = randn({s.rows, s.cols}), x = randn({m, s.cols});
     std::vector<Copies> copies;
     std::vector<std::function<void()>> runs;
-    for (const Variant& v : kVariants) copies.push_back(make_copies(w, v.format, min_bytes));
+    for (const Variant& v : variants) copies.push_back(make_copies(w, v.format, min_bytes));
     for (size_t i = 0; i < copies.size(); ++i) {
       const Copies& c = copies[i];
-      const Variant& v = kVariants[i];
+      const Variant& v = variants[i];
       runs.push_back([&c, &v, &x] {
         for (const Tensor& wf : c.f32) linear(x, wf);
         for (const quant::QuantizedMatrix& q : c.q) quant::quant_linear(x, q, Tensor(), v.kernel);
       });
     }
-    for (size_t i = 0; i < copies.size(); ++i) check(x, copies[i], kVariants[i], s);
+    for (size_t i = 0; i < copies.size(); ++i) check(x, copies[i], variants[i], s);
     if (check_only) continue;
     const std::vector<bench::Timing> ts = bench::measure_interleaved(runs, {2, rounds, rounds, 1e9});
     for (size_t i = 0; i < ts.size(); ++i) {
       const Copies& c = copies[i];
       const int64_t n = int64_t(c.f32.size() + c.q.size());
       const double us = ts[i].median_s / double(n) * 1e6, gbs = double(c.bytes_each) / (us * 1e-6) * 1e-9;
-      std::printf("%-12s %-11s %10.1f %8.2f %7.0f%%\n", s.name, kVariants[i].name, us, gbs,
-                  bench::percent_of_read(double(c.bytes_each), us * 1e-6, bw));
-      rows.push_back({{"shape", s.name}, {"rows", s.rows}, {"cols", s.cols}, {"kernel", kVariants[i].name},
-                      {"us", us}, {"gbs", gbs}, {"bytes", c.bytes_each}});
+      const double gflops = 2.0 * double(m * s.rows * s.cols) / (us * 1e-6) * 1e-9;
+      std::printf("%-12s %-11s %10.1f %8.2f %7.0f%% %8.1f\n", s.name, variants[i].name, us, gbs,
+                  bench::percent_of_read(double(c.bytes_each), us * 1e-6, bw), gflops);
+      rows.push_back({{"shape", s.name}, {"rows", s.rows}, {"cols", s.cols}, {"kernel", variants[i].name},
+                      {"us", us}, {"gbs", gbs}, {"gflops", gflops}, {"bytes", c.bytes_each}});
     }
   }
   if (check_only)
-    std::printf("bench_quant_kernels: %zu kernels match float64 on %zu shapes at %d thread(s)\n", std::size(kVariants),
-                shapes.size(), threads);
+    std::printf("bench_quant_kernels: %zu kernels match float64 on %zu shapes, %lld row(s), at %d thread(s)\n",
+                variants.size(), shapes.size(), (long long)m, threads);
   if (!json_path.empty())
-    bench::write_json(json_path, {{"cpu", bench::cpu_name()}, {"threads", threads}, {"rounds", rounds},
+    bench::write_json(json_path, {{"cpu", bench::cpu_name()}, {"threads", threads}, {"rounds", rounds}, {"x_rows", m},
                                   {"bandwidth", bench::to_json(bw)}, {"rows", rows}});
   return 0;
 }
