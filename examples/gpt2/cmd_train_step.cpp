@@ -10,12 +10,14 @@
 
 #include "commands.h"
 #include "examples/common/cli_flags.h"
+#include "framework/core/parallel.h"
 #include "framework/core/random.h"
 #include "framework/train/optim/adam.h"
 #include "framework/train/optim/clip_grad.h"
 #include "models/gpt2/model.h"
 #include "framework/core/autograd/autocast.h"
 #include "precision.h"
+#include "step_ceiling.h"
 
 namespace ember::gpt2::cli {
 namespace {
@@ -25,6 +27,22 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The ceiling's arithmetic, product by product, then the measured step's fraction of it.
+void print_ceiling(const Config& cfg, int64_t batch, int64_t context, double step_ms) {
+  std::vector<StepGemm> gemms;
+  const Ceiling c = step_ceiling(cfg, batch, context, 15, &gemms);
+  std::printf("\nceiling at %d thread(s): each product alone with the library's matmul, median of 15\n", num_threads());
+  std::printf("%-32s %20s %8s %9s %9s %8s\n", "product", "[batch x] m x n x k", "per step", "ms each", "ms/step",
+              "GFLOP/s");
+  for (const StepGemm& g : gemms)
+    std::printf("%-32s %20s %8.1f %9.4f %9.3f %8.1f\n", g.what.c_str(),
+                str(g.batch > 1 ? str(g.batch, " x ") : "", g.m, "x", g.n, "x", g.k).c_str(), g.count, g.ms,
+                g.ms * g.count, g.flops_per_call() / (g.ms * 1e-3) * 1e-9);
+  std::printf("products: %.3f GFLOP in %.3f ms (%.1f GFLOP/s); other work: %.1f MB at %.1f GB/s copy = %.3f ms\n",
+              c.gemm_gflop, c.gemm_ms, c.gemm_gflop / (c.gemm_ms * 1e-3), c.other_mb, c.copy_gbs, c.other_ms);
+  std::printf("ceiling_ms %.3f step_ms %.3f fraction_of_ceiling %.3f\n", c.step_ms(), step_ms, c.step_ms() / step_ms);
 }
 
 }  // namespace
@@ -43,6 +61,8 @@ int train_step(int argc, char** argv) {
       "lr", "AdamW's learning rate (weight decay 0.1)", cxxopts::value<double>()->default_value("1e-3"))(
       "fixed-batch", "train on the first batch at every step (the loss then falls fast)")(
       "losses", "print every step's loss (%.9g)")(
+      "ceiling", "also time the step's matrix products alone with the library's matmul and print the step's "
+                 "ceiling: their sum plus the other work's bytes at the copy bandwidth (step_ceiling.h)")(
       "precision", kPrecisionHelp, cxxopts::value<std::string>()->default_value("fp32"))("help", "this help");
   auto a = o.parse(argc, argv);
   if (a.count("help")) {
@@ -93,6 +113,7 @@ int train_step(int argc, char** argv) {
   }
   std::printf("step_ms %.3f forward_ms %.3f backward_ms %.3f clip_ms %.3f adamw_ms %.3f zero_grad_ms %.3f\n",
               median(total), median(fwd), median(bwd), median(clip), median(adam), median(zero));
+  if (a.count("ceiling")) print_ceiling(cfg, batch, context, median(total));
   return 0;
 }
 
