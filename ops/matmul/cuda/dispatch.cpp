@@ -1,9 +1,11 @@
 // matmul on CUDA tensors: picks the variant by name, maps Ember's strided (batched) operands onto
-// it, and runs cuBLAS for the library's "cublas" and "cublas_tf32"; any other name is a registered
-// variant (register_matmul_cuda_variant), whose kernel takes the same view. Host code only.
+// it, and runs cuBLAS for the library's "cublas" and "cublas_tf32" (and for bfloat16 / float16
+// operands, cuBLAS's tensor-core GEMM); any other name is a registered variant
+// (register_matmul_cuda_variant), whose kernel takes the same view. Host code only.
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -62,6 +64,23 @@ void cublas_gemm(const GemmView<T>& g, int64_t batch, bool tf32) {
   }
 }
 
+// bfloat16 / float16 operands and result, float32 accumulation (CUBLAS_COMPUTE_32F): cuBLAS runs
+// these on the tensor cores wherever the GPU has them.
+void cublas_gemm_half(const GemmView<uint16_t>& g, int64_t batch, DType dtype) {
+  BlasOperand a = blas_operand(g.m, g.k, g.a_rs, g.a_cs), b = blas_operand(g.k, g.n, g.b_rs, g.b_cs);
+  EMBER_CHECK(a.ok && b.ok && g.c_rs >= g.n, "matmul (cublas): operands must be row- or column-major");
+  EMBER_CHECK(fits_int(g.m) && fits_int(g.n) && fits_int(g.k) && fits_int(a.ld) && fits_int(b.ld) && fits_int(g.c_rs) &&
+                  fits_int(batch),
+              "matmul (cublas): sizes beyond cuBLAS's 32-bit int arguments (", g.m, " x ", g.k, " @ ", g.k, " x ", g.n, ")");
+  const cudaDataType_t t = dtype == DType::BFloat16 ? CUDA_R_16BF : CUDA_R_16F;
+  const float one = 1, zero = 0;
+  cublasHandle_t h = cublas_handle();
+  EMBER_CUDA_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  EMBER_CUDA_CHECK(cublasGemmStridedBatchedEx(h, b.op, a.op, int(g.n), int(g.m), int(g.k), &one, g.b, t, int(b.ld),
+                                              g.b_bs, g.a, t, int(a.ld), g.a_bs, &zero, g.c, t, int(g.c_rs), g.c_bs,
+                                              int(batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
 bool is_cublas(const std::string& impl) { return impl == "cublas" || impl == "cublas_tf32"; }
 
 template <class T>
@@ -108,6 +127,17 @@ int64_t uniform_step(const std::vector<int64_t>& off) {
   return step;
 }
 
+// One launch of the chosen variant; 16-bit views (T = uint16_t) go to cuBLAS only.
+template <class T>
+void launch(const GemmView<T>& g, int64_t batch, const std::string& impl, int tile, DType dtype) {
+  if constexpr (std::is_same_v<T, uint16_t>) {
+    if (g.m > 0 && g.n > 0 && batch > 0) cublas_gemm_half(g, batch, dtype);
+  } else {
+    (void)dtype;
+    gemm(g, batch, impl, tile);
+  }
+}
+
 template <class T>
 Tensor matmul_typed(Tensor a, Tensor b, const Shape& batch, const MatmulOptions& opt) {
   int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
@@ -127,10 +157,13 @@ Tensor matmul_typed(Tensor a, Tensor b, const Shape& batch, const MatmulOptions&
     g.a_rs = x.strides()[nb], g.a_cs = x.strides()[nb + 1];
     g.b = static_cast<const T*>(y.impl()->storage->data());
     g.b_rs = y.strides()[nb], g.b_cs = y.strides()[nb + 1];
-    g.c = out.data<T>(), g.c_rs = n;
+    g.c = static_cast<T*>(out.raw_data()), g.c_rs = n;
     return g;
   };
   const std::string impl = opt.impl.empty() || opt.impl == "auto" ? std::string("cublas") : opt.impl;
+  if constexpr (std::is_same_v<T, uint16_t>)
+    EMBER_CHECK(impl == "cublas", "matmul (", impl, "): ", a.dtype(),
+                " operands run on cuBLAS only (impl \"auto\" or \"cublas\"); the other variants take float32");
   if (is_cublas(impl)) {  // cuBLAS needs row- or column-major matrices
     if (!cublas_compatible(view(ae, be))) {
       ae = ae.contiguous();
@@ -143,13 +176,13 @@ Tensor matmul_typed(Tensor a, Tensor b, const Shape& batch, const MatmulOptions&
   if (sa >= 0 && sb >= 0) {  // one (strided-batched) launch
     g.a += oa[0], g.b += ob[0];
     g.a_bs = sa, g.b_bs = sb, g.c_bs = m * n;
-    gemm(g, count, impl, opt.tile);
+    launch(g, count, impl, opt.tile, a.dtype());
     return out;
   }
   for (int64_t e = 0; e < count; ++e) {  // irregular batch layout: one launch per entry
     GemmView<T> s = g;
     s.a += oa[size_t(e)], s.b += ob[size_t(e)], s.c += e * m * n;
-    gemm(s, 1, impl, opt.tile);
+    launch(s, 1, impl, opt.tile, a.dtype());
   }
   return out;
 }
@@ -162,12 +195,14 @@ bool cublas_compatible(const GemmView<T>& g) {
 }
 template bool cublas_compatible<float>(const GemmView<float>&);
 template bool cublas_compatible<double>(const GemmView<double>&);
+template bool cublas_compatible<uint16_t>(const GemmView<uint16_t>&);
 
 void gemm(const GemmView<float>& g, int64_t batch, const std::string& impl, int tile) { gemm_typed(g, batch, impl, tile); }
 void gemm(const GemmView<double>& g, int64_t batch, const std::string& impl, int tile) { gemm_typed(g, batch, impl, tile); }
 
 Tensor matmul(const Tensor& a, const Tensor& b, const Shape& batch, const MatmulOptions& opt) {
   EMBER_CHECK(a.device() == Device::CUDA && b.device() == Device::CUDA, "matmul: expected CUDA operands");
+  if (is_half(a.dtype())) return matmul_typed<uint16_t>(a, b, batch, opt);
   return EMBER_DISPATCH_FLOAT(a.dtype(), "matmul", [&] { return matmul_typed<scalar_t>(a, b, batch, opt); });
 }
 

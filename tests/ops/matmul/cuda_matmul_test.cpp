@@ -96,6 +96,39 @@ TEST(CudaMatmul, OpMatchesCpuForEveryVariantAndLayout) {
   }
 }
 
+// bfloat16 / float16 operands run on cuBLAS's tensor-core GEMM with float32 accumulation; the
+// reference is the float64 product of the same rounded operands, and the result is rounded once.
+TEST(CudaMatmul, HalfOperandsMatchTheFloat64ProductOfTheRoundedValues) {
+  EMBER_SKIP_WITHOUT_GPU();
+  struct Pair {
+    Tensor a, b;
+  };
+  std::vector<Pair> pairs = {
+      {random({33, 17}, 1), random({17, 65}, 2)},
+      {random({3, 1, 7, 9}, 5), random({4, 9, 5}, 6)},  // broadcast batch dims
+      {random({127}, 9), random({127, 3}, 10)},         // 1-d operand
+      {random({2, 64, 129}, 13), random({129, 40}, 14)},
+  };
+  for (DType dt : {DType::BFloat16, DType::Float16})
+    for (const Pair& p : pairs) {
+      Tensor a = p.a.to(dt), b = p.b.to(dt);
+      Tensor ref = matmul(a.to(DType::Float64), b.to(DType::Float64));
+      Tensor got = matmul(a.to(Device::CUDA), b.to(Device::CUDA));
+      EXPECT_EQ(got.dtype(), dt);
+      // One rounding of the result (2^-8 for bfloat16, 2^-11 for float16) over float32 sums.
+      const double tol = dt == DType::BFloat16 ? 8e-3 : 1e-3;
+      EXPECT_TRUE(all_close(got.to(Device::CPU).to(DType::Float64), ref, tol, tol)) << dt << " " << to_string(a.shape());
+      // The transposed views that linear's backward passes (dY^T x) read in place.
+      if (a.dim() < 2) continue;
+      Tensor gt = matmul(b.to(Device::CUDA).transpose(-1, -2), a.to(Device::CUDA).transpose(-1, -2));
+      EXPECT_TRUE(all_close(gt.to(Device::CPU).to(DType::Float64), ref.transpose(-1, -2), tol, tol)) << dt << " transposed";
+    }
+  MatmulOptions o;
+  o.impl = "tiled";
+  Tensor h = random({4, 4}, 1).to(DType::BFloat16).to(Device::CUDA);
+  EXPECT_EMBER_ERROR(matmul(h, h, o), "run on cuBLAS only");
+}
+
 TEST(CudaMatmul, BadVariantsRaiseClearErrors) {
   EMBER_SKIP_WITHOUT_GPU();
   register_study_kernels();
