@@ -180,7 +180,7 @@ void general(const GemmArgs& g, const PackedConfig<T>& cfg, const int nt) {
   const bool a_rows = a_in_place(g, cfg, KC, MC);
   const Grid grid = thread_grid(nt, mpanels_all, (NC + NR - 1) / NR, a_rows);
   const bool columns_in_turn = nt > 1 && grid.tm == 1 && a_rows;
-  const int64_t group = std::max<int64_t>(1, kColumnsInTurn / NR);  // slivers per group
+  const int64_t group = columns_in_turn_group((std::min(NC, g.n) + NR - 1) / NR, NR, nt);
   const int64_t b_elems = columns_in_turn ? nt * group * NR * KC : KC * NC;
   T* bp = scratch<T>(0, size_t(b_elems));
   T* ap_all = a_rows ? nullptr : scratch<T>(1, size_t(nt * KC * MC));

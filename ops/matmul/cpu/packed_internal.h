@@ -47,6 +47,10 @@ struct Grid {
 // The grid whose largest share of mpanels x npanels tiles is smallest; on a near tie rows are
 // split, unless A is not packed at all (`columns_free`): then the columns.
 Grid thread_grid(int nt, int64_t mpanels, int64_t npanels, bool columns_free = false);
+// Slivers (nr columns each) per group when nt threads take an NC block's `slivers` in turns:
+// kColumnsInTurn's worth, but few enough that each thread gets two groups (C of 128 columns was
+// one group, and the second thread sat idle through a training step's narrow products).
+int64_t columns_in_turn_group(int64_t slivers, int nr, int nt);
 
 // ---- cache_model.cpp ----
 

@@ -1,4 +1,6 @@
 // How many threads a packed product runs on, and how they split its C (packed_internal.h).
+#include <algorithm>
+
 #include "framework/core/parallel.h"
 #include "ops/matmul/cpu/packed_internal.h"
 
@@ -32,6 +34,11 @@ Grid thread_grid(int nt, int64_t mpanels, int64_t npanels, bool columns_free) {
   }
   if (columns_free && largest_share(nt, mpanels, npanels, 1) <= kGridColumnsMargin * best_load) best = {1, nt};
   return best;
+}
+
+int64_t columns_in_turn_group(int64_t slivers, int nr, int nt) {
+  const int64_t most = std::max<int64_t>(1, kColumnsInTurn / nr);
+  return std::clamp<int64_t>((slivers + 2 * int64_t(nt) - 1) / (2 * int64_t(nt)), 1, most);
 }
 
 }  // namespace ember::cpu::packed_gemm

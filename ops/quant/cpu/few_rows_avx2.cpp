@@ -128,7 +128,15 @@ __attribute__((target("avx2,fma,f16c"))) void dots_streams(const Product& p, int
   alignas(32) float d[R][S][kChunk + 8];
   for (int64_t j = n0; j < n0 + span; ++j) {
     const int8_t* q8[S];
-    for (int q = 0; q < S; ++q) q8[q] = w.q.data() + (j + q * span) * kpad;
+    for (int q = 0; q < S; ++q) {
+      q8[q] = w.q.data() + (j + q * span) * kpad;
+      // The scales are S more streams (nb * 2 bytes per row, apart from the values): fetched two
+      // rows ahead, or each row would start by waiting on memory for them.
+      if (j + 2 < n0 + span) {
+        const char* ahead = reinterpret_cast<const char*>(w.scale.data() + (j + 2 + q * span) * nb);
+        for (int64_t c = 0; c < nb * 2; c += 64) _mm_prefetch(ahead + c, _MM_HINT_T0);
+      }
+    }
     __m256 acc[R][S];
     for (int r = 0; r < R; ++r)
       for (int q = 0; q < S; ++q) acc[r][q] = _mm256_setzero_ps();

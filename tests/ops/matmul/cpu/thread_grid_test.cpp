@@ -1,6 +1,7 @@
 // How many threads a packed product runs on, and how they split C (ops/matmul/cpu/thread_grid.cpp).
 #include "framework/core/parallel.h"
 #include "ops/matmul/cpu/packed_internal.h"
+#include "ops/matmul/matmul.h"
 #include "test_util.h"
 
 namespace ember {
@@ -37,6 +38,31 @@ TEST(PackedThreadGrid, ThreadsFrom128CubedMultiplyAdds) {
   EXPECT_EQ(pg::threads_for(args(1, 1, 1)), 1);
   EXPECT_EQ(pg::threads_for(args(128, 128, 128)), num_threads());
   EXPECT_EQ(pg::threads_for(args(1, 50257, 768)), num_threads());
+}
+
+// Columns taken in turns: groups of kColumnsInTurn columns, but at least two groups per thread.
+TEST(PackedThreadGrid, ColumnsInTurnGiveEveryThreadTwoGroups) {
+  const int nr = 16, most = int(pg::kColumnsInTurn / nr);
+  EXPECT_EQ(pg::columns_in_turn_group(8, nr, 2), 2);      // C of 128 columns: four groups, not one
+  EXPECT_EQ(pg::columns_in_turn_group(24, nr, 2), 6);     // 384 columns: four groups, not three
+  EXPECT_EQ(pg::columns_in_turn_group(256, nr, 2), most); // wide C: kColumnsInTurn at a time
+  EXPECT_EQ(pg::columns_in_turn_group(1, nr, 2), 1);
+  EXPECT_EQ(pg::columns_in_turn_group(8, nr, 1), 4);
+  EXPECT_EQ(pg::columns_in_turn_group(8, 64, 2), 2);      // wider slivers than kColumnsInTurn: one
+}
+
+// A product that splits its columns in turns gives the same bits on 2 threads as on 1, and the
+// float64 product: a training step's narrow product (768 x 128 output, A read in place).
+TEST(PackedThreadGrid, NarrowProductSplitInTurnsKeepsItsBits) {
+  const int saved = num_threads();
+  Tensor a = testing::random({768, 384}, 3).to(DType::Float32), b = testing::random({384, 128}, 4).to(DType::Float32);
+  set_num_threads(1);
+  Tensor one = matmul(a, b);
+  set_num_threads(2);
+  Tensor two = matmul(a, b);
+  set_num_threads(saved);
+  EXPECT_EQ(one.to_vector<float>(), two.to_vector<float>());
+  EXPECT_TRUE(testing::all_close(one.to(DType::Float64), matmul(a.to(DType::Float64), b.to(DType::Float64)), 1e-4, 1e-4));
 }
 
 }  // namespace
