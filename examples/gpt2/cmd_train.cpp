@@ -81,6 +81,8 @@ int train(int argc, char** argv) {
       "heads", "attention heads", cxxopts::value<int64_t>()->default_value("4"))(
       "embd", "embedding width", cxxopts::value<int64_t>()->default_value("128"))(
       "lr", "peak learning rate (AdamW, warm-up then cosine)", cxxopts::value<double>()->default_value("3e-3"))(
+      "beta2", "AdamW's second-moment decay: 0.99 suits small batches (nanoGPT's small-model recipe), 0.999 is "
+               "PyTorch's default", cxxopts::value<double>()->default_value("0.99"))(
       "eval-every", "steps between validation evaluations", cxxopts::value<int64_t>()->default_value("100"))(
       "eval-batches", "validation batches per evaluation", cxxopts::value<int64_t>()->default_value("16"))(
       "seed", "seed for initialisation and batches", cxxopts::value<uint64_t>()->default_value("0"))(
@@ -108,6 +110,7 @@ int train(int argc, char** argv) {
   cfg.vocab_size = 257;
   cfg.n_positions = context;
   const double lr = flag<double>(a, "lr", 1e-12, 10, "a learning rate from 1e-12 to 10");
+  const double beta2 = flag<double>(a, "beta2", 0.0, 0.999999, "a decay from 0 to 0.999999");
   const double minutes = flag<double>(a, "minutes", 1e-6, 1e6, "a positive number of minutes");
   const int64_t sample_tokens = flag<int64_t>(a, "sample-tokens", 0, 1 << 20);
   const std::string out = a["out"].as<std::string>(), resume = a["resume"].as<std::string>();
@@ -122,7 +125,8 @@ int train(int argc, char** argv) {
                                {"--context", context}, {"--layers", cfg.n_layer}, {"--heads", cfg.n_head},
                                {"--embd", cfg.n_embd}, {"--lr", lr}, {"--eval-every", eval_every},
                                {"--eval-batches", eval_batches}, {"--checkpoint-blocks", a.count("checkpoint-blocks") > 0},
-                               {"--resume", !resume.empty()}, {"--precision", bf16 ? "bf16" : "fp32"}});
+                               {"--resume", !resume.empty()}, {"--precision", bf16 ? "bf16" : "fp32"},
+                               {"--beta2", beta2}});
   if (comm)
     EMBER_CHECK(batch % comm->world_size() == 0, "--batch ", batch, " is not a multiple of the ", comm->world_size(),
                 " ranks (expected the global batch, split evenly between them)");
@@ -142,6 +146,7 @@ int train(int argc, char** argv) {
 
   optim::AdamOptions ao;
   ao.lr = lr;
+  ao.beta2 = beta2;
   ao.weight_decay = 0.1;
   optim::AdamW opt(model.parameters(), ao);
   std::unique_ptr<dist::DataParallel> ddp;
@@ -162,8 +167,10 @@ int train(int argc, char** argv) {
                              {"--embd", cfg.n_embd}, {"--lr", lr}, {"--eval-every", eval_every},
                              {"--eval-batches", eval_batches},
                              {"--data", text_fingerprint(data.train_text(), data.val_text())}};
-  // Only a bf16 run names its precision, so fp32 checkpoints written before the flag still resume.
+  // Only a bf16 run names its precision, and only a beta2 other than 0.999 (the value before the
+  // flag) is named, so checkpoints written before these flags still resume with their settings.
   if (bf16) settings["--precision"] = "bf16";
+  if (beta2 != 0.999) settings["--beta2"] = beta2;
   double seconds_before = 0;  // training seconds of the runs this one resumes
   if (!resume.empty()) {
     io::CheckpointInfo info = io::load_checkpoint(resume, model, opt);

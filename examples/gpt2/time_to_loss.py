@@ -2,7 +2,7 @@
 """Wall-clock to a validation loss: `gpt2 train` against nanoGPT's own train.py on the same text.
 
 Both train nanoGPT's CPU recipe (4 layers, 4 heads, width 128, context 64, batch 12, lr 1e-3,
-no dropout, evaluation every 250 steps) on the same bytes: the text of --data, concatenated as
+AdamW's beta2 0.99, no dropout, evaluation every 250 steps) on the same bytes: the text of --data, concatenated as
 `gpt2 train` reads it, split 90/10, tokenised as bytes for both (nanoGPT gets the bytes as its
 token ids, so both learn the same distribution and report loss in nats per byte). nanoGPT's
 train.py runs unchanged from a checkout you point to (it is not part of Ember):
@@ -83,7 +83,7 @@ def run_ember(gpt2, folder, a, work):
     r, out = RECIPE, os.path.join(work, "ember-out")
     cmd = [gpt2, "train", "--data", folder, "--out", out, "--steps", str(a.steps), "--batch", str(r["batch"]),
            "--context", str(r["context"]), "--layers", str(r["layers"]), "--heads", str(r["heads"]),
-           "--embd", str(r["embd"]), "--lr", str(r["lr"]), "--eval-every", str(a.eval_every),
+           "--embd", str(r["embd"]), "--lr", str(r["lr"]), "--beta2", "0.99", "--eval-every", str(a.eval_every),
            "--eval-batches", str(a.eval_batches), "--sample-tokens", "0", "--minutes", "1000"]
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
     if subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL).returncode != 0:
