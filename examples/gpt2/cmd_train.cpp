@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "commands.h"
 #include "examples/common/bench.h"
@@ -198,7 +199,9 @@ int train(int argc, char** argv) {
     double lr = step < warmup ? peak * double(step + 1) / double(warmup)
                               : 0.1 * peak + 0.9 * peak * 0.5 * (1 + std::cos(M_PI * double(step - warmup) / double(steps - warmup)));
     opt.set_lr(lr);
-    auto [x, y] = data.batch(false, batch, context, gen);
+    // Named tensors, not a structured binding: C++17 lambdas may not capture those (clang refuses).
+    Tensor x, y;
+    std::tie(x, y) = data.batch(false, batch, context, gen);
     if (comm) {
       const int64_t n = batch / comm->world_size();
       x = x.narrow(0, comm->rank() * n, n).contiguous();
