@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "framework/core/parallel.h"
-
 using namespace ember;
 using namespace ember::gpt2;
 
@@ -37,7 +35,6 @@ TEST(StepCeiling, ProductsAddUpToTheStepsFlops) {
 }
 
 TEST(StepCeiling, TimesEveryProduct) {
-  set_num_threads(1);
   std::vector<StepGemm> g = step_gemms(small(), 2, 16);
   time_gemms(g, 3);
   for (const StepGemm& s : g) EXPECT_GT(s.ms, 0) << s.what;
