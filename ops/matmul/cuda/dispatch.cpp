@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "framework/cuda/check.h"
@@ -41,13 +42,20 @@ BlasOperand blas_operand(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
 
 bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
+// A and B as cuBLAS reads them, checked: row- or column-major, sizes within its int arguments.
 template <class T>
-void cublas_gemm(const GemmView<T>& g, int64_t batch, bool tf32) {
+std::pair<BlasOperand, BlasOperand> checked_operands(const GemmView<T>& g, int64_t batch) {
   BlasOperand a = blas_operand(g.m, g.k, g.a_rs, g.a_cs), b = blas_operand(g.k, g.n, g.b_rs, g.b_cs);
   EMBER_CHECK(a.ok && b.ok && g.c_rs >= g.n, "matmul (cublas): operands must be row- or column-major");
   EMBER_CHECK(fits_int(g.m) && fits_int(g.n) && fits_int(g.k) && fits_int(a.ld) && fits_int(b.ld) && fits_int(g.c_rs) &&
                   fits_int(batch),
               "matmul (cublas): sizes beyond cuBLAS's 32-bit int arguments (", g.m, " x ", g.k, " @ ", g.k, " x ", g.n, ")");
+  return {a, b};
+}
+
+template <class T>
+void cublas_gemm(const GemmView<T>& g, int64_t batch, bool tf32) {
+  const auto [a, b] = checked_operands(g, batch);
   cublasHandle_t h = cublas_handle();
   const T one = 1, zero = 0;
   if constexpr (std::is_same_v<T, float>) {
@@ -67,11 +75,7 @@ void cublas_gemm(const GemmView<T>& g, int64_t batch, bool tf32) {
 // bfloat16 / float16 operands and result, float32 accumulation (CUBLAS_COMPUTE_32F): cuBLAS runs
 // these on the tensor cores wherever the GPU has them.
 void cublas_gemm_half(const GemmView<uint16_t>& g, int64_t batch, DType dtype) {
-  BlasOperand a = blas_operand(g.m, g.k, g.a_rs, g.a_cs), b = blas_operand(g.k, g.n, g.b_rs, g.b_cs);
-  EMBER_CHECK(a.ok && b.ok && g.c_rs >= g.n, "matmul (cublas): operands must be row- or column-major");
-  EMBER_CHECK(fits_int(g.m) && fits_int(g.n) && fits_int(g.k) && fits_int(a.ld) && fits_int(b.ld) && fits_int(g.c_rs) &&
-                  fits_int(batch),
-              "matmul (cublas): sizes beyond cuBLAS's 32-bit int arguments (", g.m, " x ", g.k, " @ ", g.k, " x ", g.n, ")");
+  const auto [a, b] = checked_operands(g, batch);
   const cudaDataType_t t = dtype == DType::BFloat16 ? CUDA_R_16BF : CUDA_R_16F;
   const float one = 1, zero = 0;
   cublasHandle_t h = cublas_handle();
