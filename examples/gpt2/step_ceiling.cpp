@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "examples/common/bandwidth.h"
+#include "framework/core/error.h"
 #include "framework/core/autograd/trace.h"
 #include "framework/core/random.h"
 #include "ops/matmul/matmul.h"
@@ -43,6 +44,7 @@ std::vector<StepGemm> step_gemms(const Config& cfg, int64_t batch, int64_t conte
 }
 
 void time_gemms(std::vector<StepGemm>& gemms, int repeats) {
+  EMBER_CHECK(repeats >= 1, "time_gemms: expected at least one timed repeat, got ", repeats);
   autograd::NoGradGuard ng;
   using clock = std::chrono::steady_clock;
   for (StepGemm& s : gemms) {

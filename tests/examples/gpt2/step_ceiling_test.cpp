@@ -2,28 +2,18 @@
 
 #include <gtest/gtest.h>
 
+#include "framework/core/error.h"
+#include "tests/models/gpt2/gpt2_fixtures.h"
+
 using namespace ember;
 using namespace ember::gpt2;
-
-namespace {
-
-Config small() {
-  Config c;
-  c.n_layer = 3;
-  c.n_head = 4;
-  c.n_embd = 48;
-  c.vocab_size = 101;
-  c.n_positions = 32;
-  return c;
-}
-
-}  // namespace
+using ember::gpt2::testing::tiny_config;
 
 // A linear layer's three products cost 6 x rows x its weights' size; causal attention's seven
 // products per head (two forward, five backward) half of 2 T T hd each.
 TEST(StepCeiling, ProductsAddUpToTheStepsFlops) {
-  const Config c = small();
-  const int64_t B = 5, T = 32, rows = B * T, C = c.n_embd;
+  const Config c = tiny_config();
+  const int64_t B = 5, T = 24, rows = B * T, C = c.n_embd;
   double linear = 0, attention = 0;
   for (const StepGemm& g : step_gemms(c, B, T)) {
     EXPECT_GT(g.count, 0) << g.what;
@@ -35,18 +25,20 @@ TEST(StepCeiling, ProductsAddUpToTheStepsFlops) {
 }
 
 TEST(StepCeiling, TimesEveryProduct) {
-  std::vector<StepGemm> g = step_gemms(small(), 2, 16);
+  std::vector<StepGemm> g = step_gemms(tiny_config(), 2, 16);
   time_gemms(g, 3);
   for (const StepGemm& s : g) EXPECT_GT(s.ms, 0) << s.what;
+  EXPECT_THROW(time_gemms(g, 0), ember::Error);
 }
 
 // The other work's bytes: the optimizer's passes over the parameters, plus activations that grow
 // linearly with the batch.
 TEST(StepCeiling, OtherBytesGrowLinearlyWithTheBatch) {
-  const Config c = small();
+  const Config c = tiny_config();
   const double b1 = step_other_bytes(c, 1, 16), b2 = step_other_bytes(c, 2, 16), b3 = step_other_bytes(c, 3, 16);
   EXPECT_GT(b2, b1);
   EXPECT_NEAR(b3 - b2, b2 - b1, 1e-6 * b3);
-  const double params = double(c.n_layer) * (12.0 * 48 * 48 + 13.0 * 48) + 101.0 * 48 + 16.0 * 48 + 2.0 * 48;
+  const double C = double(c.n_embd);
+  const double params = double(c.n_layer) * (12.0 * C * C + 13.0 * C) + double(c.vocab_size) * C + 16.0 * C + 2.0 * C;
   EXPECT_GT(b1, 8.0 * 4.0 * params);
 }
