@@ -19,6 +19,7 @@
 #include "framework/train/dist/settings_check.h"
 #include "framework/train/optim/adam.h"
 #include "framework/train/optim/clip_grad.h"
+#include "framework/train/optim/param_group.h"
 #include "models/gpt2/checkpoint.h"
 #include "models/gpt2/generate.h"
 #include "models/gpt2/text_data.h"
@@ -84,6 +85,9 @@ int train(int argc, char** argv) {
       "lr", "peak learning rate (AdamW, warm-up then cosine)", cxxopts::value<double>()->default_value("3e-3"))(
       "beta2", "AdamW's second-moment decay: 0.99 suits small batches (nanoGPT's small-model recipe), 0.999 is "
                "PyTorch's default", cxxopts::value<double>()->default_value("0.99"))(
+      "weight-decay", "AdamW's decoupled weight decay, on the weight matrices and embeddings only (biases and "
+                      "layer-norm parameters are not decayed, as in GPT-2's and nanoGPT's recipes)",
+      cxxopts::value<double>()->default_value("0.1"))(
       "eval-every", "steps between validation evaluations", cxxopts::value<int64_t>()->default_value("100"))(
       "eval-batches", "validation batches per evaluation", cxxopts::value<int64_t>()->default_value("16"))(
       "seed", "seed for initialisation and batches", cxxopts::value<uint64_t>()->default_value("0"))(
@@ -112,6 +116,7 @@ int train(int argc, char** argv) {
   cfg.n_positions = context;
   const double lr = flag<double>(a, "lr", 1e-12, 10, "a learning rate from 1e-12 to 10");
   const double beta2 = flag<double>(a, "beta2", 0.0, 0.999999, "a decay from 0 to 0.999999");
+  const double weight_decay = flag<double>(a, "weight-decay", 0.0, 1e3, "a weight decay from 0 to 1000");
   const double minutes = flag<double>(a, "minutes", 1e-6, 1e6, "a positive number of minutes");
   const int64_t sample_tokens = flag<int64_t>(a, "sample-tokens", 0, 1 << 20);
   const std::string out = a["out"].as<std::string>(), resume = a["resume"].as<std::string>();
@@ -127,7 +132,7 @@ int train(int argc, char** argv) {
                                {"--embd", cfg.n_embd}, {"--lr", lr}, {"--eval-every", eval_every},
                                {"--eval-batches", eval_batches}, {"--checkpoint-blocks", a.count("checkpoint-blocks") > 0},
                                {"--resume", !resume.empty()}, {"--precision", bf16 ? "bf16" : "fp32"},
-                               {"--beta2", beta2}});
+                               {"--beta2", beta2}, {"--weight-decay", weight_decay}});
   if (comm)
     EMBER_CHECK(batch % comm->world_size() == 0, "--batch ", batch, " is not a multiple of the ", comm->world_size(),
                 " ranks (expected the global batch, split evenly between them)");
@@ -148,8 +153,7 @@ int train(int argc, char** argv) {
   optim::AdamOptions ao;
   ao.lr = lr;
   ao.beta2 = beta2;
-  ao.weight_decay = 0.1;
-  optim::AdamW opt(model.parameters(), ao);
+  optim::AdamW opt(optim::decay_matrices_only(model.parameters(), weight_decay), ao);
   std::unique_ptr<dist::DataParallel> ddp;
   if (comm) ddp = std::make_unique<dist::DataParallel>(model.parameters(), *comm);
   double peak = ao.lr;
@@ -172,6 +176,9 @@ int train(int argc, char** argv) {
   // flag) is named, so checkpoints written before these flags still resume with their settings.
   if (bf16) settings["--precision"] = "bf16";
   if (beta2 != 0.999) settings["--beta2"] = beta2;
+  // Always named, so that a checkpoint of a run that decayed every parameter (its optimizer state
+  // numbered in another order) is refused by name rather than by a shape mismatch.
+  settings["--weight-decay"] = weight_decay;
   double seconds_before = 0;  // training seconds of the runs this one resumes
   if (!resume.empty()) {
     io::CheckpointInfo info = io::load_checkpoint(resume, model, opt);

@@ -13,6 +13,7 @@
 #include "framework/core/parallel.h"
 #include "framework/core/random.h"
 #include "framework/train/optim/adam.h"
+#include "framework/train/optim/param_group.h"
 #include "framework/train/optim/clip_grad.h"
 #include "models/gpt2/model.h"
 #include "framework/core/autograd/autocast.h"
@@ -60,7 +61,7 @@ int train_step(int argc, char** argv) {
       "embd", "embedding width", cxxopts::value<int64_t>()->default_value("128"))(
       "vocab", "vocabulary size", cxxopts::value<int64_t>()->default_value("257"))(
       "seed", "seed for initialisation and batches", cxxopts::value<uint64_t>()->default_value("0"))(
-      "lr", "AdamW's learning rate (weight decay 0.1)", cxxopts::value<double>()->default_value("1e-3"))(
+      "lr", "AdamW's learning rate (weight decay 0.1 on the matrices)", cxxopts::value<double>()->default_value("1e-3"))(
       "fixed-batch", "train on the first batch at every step (the loss then falls fast)")(
       "losses", "print every step's loss (%.9g)")(
       "ceiling", "also time the step's matrix products alone with the library's matmul and print the step's "
@@ -83,8 +84,7 @@ int train_step(int argc, char** argv) {
   GPT2 model(cfg, seed);
   optim::AdamOptions ao;
   ao.lr = flag<double>(a, "lr", 1e-12, 10, "a learning rate from 1e-12 to 10");
-  ao.weight_decay = 0.1;
-  optim::AdamW opt(model.parameters(), ao);
+  optim::AdamW opt(optim::decay_matrices_only(model.parameters(), 0.1), ao);
   Generator gen(seed + 1);
   using clock = std::chrono::steady_clock;
   auto ms = [](clock::time_point t0, clock::time_point t1) { return std::chrono::duration<double, std::milli>(t1 - t0).count(); };

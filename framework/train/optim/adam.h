@@ -19,11 +19,13 @@ struct AdamOptions {
 class Adam : public Optimizer {
  public:
   Adam(std::vector<Tensor> params, AdamOptions opt);
+  // Each group's weight_decay in place of opt.weight_decay.
+  Adam(std::vector<ParamGroup> groups, AdamOptions opt);
   std::string kind() const override { return decoupled_ ? "adamw" : "adam"; }
   const AdamOptions& options() const { return opt_; }
 
  protected:
-  Adam(std::vector<Tensor> params, AdamOptions opt, bool decoupled);
+  Adam(std::vector<ParamGroup> groups, AdamOptions opt, bool decoupled);
   void update_fused(size_t i, const Tensor& p, const Tensor& g, int64_t t) override;
   void update_ops(size_t i, const Tensor& p, const Tensor& g, int64_t t) override;
 
@@ -38,6 +40,7 @@ class Adam : public Optimizer {
 class AdamW : public Adam {
  public:
   AdamW(std::vector<Tensor> params, AdamOptions opt);
+  AdamW(std::vector<ParamGroup> groups, AdamOptions opt);
 };
 AdamOptions adamw_defaults();  // AdamOptions with weight_decay = 0.01
 

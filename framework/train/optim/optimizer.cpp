@@ -8,7 +8,17 @@
 
 namespace ember::optim {
 
-Optimizer::Optimizer(std::vector<Tensor> params, double lr) : lr_(lr) {
+Optimizer::Optimizer(std::vector<ParamGroup> groups, double lr) : lr_(lr) {
+  std::vector<Tensor> params;
+  for (size_t k = 0; k < groups.size(); ++k) {
+    const double wd = groups[k].weight_decay;
+    EMBER_CHECK(std::isfinite(wd) && wd >= 0, "optimizer: weight_decay must be finite and >= 0, got ", wd,
+                groups.size() > 1 ? str(" in parameter group ", k) : std::string());
+    for (Tensor& p : groups[k].params) {
+      params.push_back(std::move(p));
+      weight_decay_.push_back(wd);
+    }
+  }
   EMBER_CHECK(!params.empty(), "optimizer: the parameter list is empty");
   EMBER_CHECK(std::isfinite(lr) && lr >= 0, "optimizer: learning rate must be finite and >= 0, got ", lr);
   for (size_t i = 0; i < params.size(); ++i) {
@@ -23,7 +33,8 @@ Optimizer::Optimizer(std::vector<Tensor> params, double lr) : lr_(lr) {
     EMBER_CHECK(leaf, "optimizer: parameter ", i, " (shape ", to_string(p.shape()),
                 ") is computed from other tensors, not a leaf; pass the tensors you called requires_grad_() on");
     for (size_t j = 0; j < i; ++j)
-      EMBER_CHECK(params[j].impl() != p.impl(), "optimizer: parameter ", i, " is the same tensor as parameter ", j);
+      EMBER_CHECK(params[j].impl() != p.impl(), "optimizer: parameter ", i, " is the same tensor as parameter ", j,
+                  groups.size() > 1 ? " (a parameter may be in one group only)" : "");
     Tensor raw = p.detach();
     EMBER_CHECK(raw.is_contiguous(), "optimizer: parameter ", i, " is not contiguous (shape ", to_string(raw.shape()), ")");
     leaves_.push_back(p);

@@ -7,15 +7,17 @@
 #include <string>
 #include <vector>
 
-#include "framework/train/nn/module.h"
 #include "framework/core/tensor.h"
+#include "framework/train/nn/module.h"
+#include "framework/train/optim/param_group.h"
 
 namespace ember::optim {
 
 class Optimizer {
  public:
-  // Every parameter must be a leaf with requires_grad_() set (as Module parameters are).
-  Optimizer(std::vector<Tensor> params, double lr);
+  // Every parameter must be a leaf with requires_grad_() set (as Module parameters are), and in
+  // one group only. The parameters are numbered across the groups in order (state_dict's indices).
+  Optimizer(std::vector<ParamGroup> groups, double lr);
   virtual ~Optimizer() = default;
 
   // One update from the current gradients; parameters without a gradient are left unchanged.
@@ -28,6 +30,7 @@ class Optimizer {
   // The step count never reaches INT64_MAX, so that the next ++step cannot overflow.
   static constexpr int64_t kMaxSteps = INT64_MAX;
   const std::vector<Tensor>& params() const { return params_; }
+  double weight_decay(size_t i) const { return weight_decay_.at(i); }  // parameter i's, from its group
   virtual std::string kind() const = 0;  // "sgd", "adam", "adamw"
 
   // The whole state as named tensors, for checkpoints: "step" (int64), "lr" (float64) and each
@@ -48,6 +51,7 @@ class Optimizer {
 
   std::vector<Tensor> params_;  // raw (unboxed) views of the parameters' data
   std::vector<Tensor> leaves_;  // the parameters as given, to read their gradients
+  std::vector<double> weight_decay_;  // per parameter
   double lr_;
   int64_t step_ = 0;
 

@@ -6,7 +6,10 @@
 
 namespace ember::optim {
 
-SGD::SGD(std::vector<Tensor> params, SGDOptions opt) : Optimizer(std::move(params), opt.lr), opt_(opt) {
+SGD::SGD(std::vector<Tensor> params, SGDOptions opt)
+    : SGD(std::vector<ParamGroup>{{std::move(params), opt.weight_decay}}, opt) {}
+
+SGD::SGD(std::vector<ParamGroup> groups, SGDOptions opt) : Optimizer(std::move(groups), opt.lr), opt_(opt) {
   EMBER_CHECK(opt.momentum >= 0 && opt.momentum < 1, "SGD: momentum must be in [0, 1), got ", opt.momentum);
   EMBER_CHECK(opt.weight_decay >= 0, "SGD: weight_decay must be >= 0, got ", opt.weight_decay);
   EMBER_CHECK(!opt.nesterov || opt.momentum > 0, "SGD: Nesterov momentum needs momentum > 0");
@@ -19,7 +22,7 @@ void SGD::update_fused(size_t i, const Tensor& p, const Tensor& g, int64_t) {
     T* pd = p.data<T>();
     const T* gd = g.data<T>();
     T* bd = momentum_ ? (*momentum_)[i].data<T>() : nullptr;
-    const T lr = T(lr_), wd = T(opt_.weight_decay), mu = T(opt_.momentum);
+    const T lr = T(lr_), wd = T(weight_decay(i)), mu = T(opt_.momentum);
     const bool nesterov = opt_.nesterov;
     for (int64_t k = 0, n = p.numel(); k < n; ++k) {
       T d = gd[k] + wd * pd[k];
@@ -33,7 +36,8 @@ void SGD::update_fused(size_t i, const Tensor& p, const Tensor& g, int64_t) {
 }
 
 void SGD::update_ops(size_t i, const Tensor& p, const Tensor& g, int64_t) {
-  Tensor d = opt_.weight_decay != 0 ? g + p * opt_.weight_decay : g;
+  const double wd = weight_decay(i);
+  Tensor d = wd != 0 ? g + p * wd : g;
   if (momentum_) {
     Tensor& buf = (*momentum_)[i];
     buf.copy_(buf * opt_.momentum + d);

@@ -17,6 +17,7 @@ struct SGDOptions {
 class SGD : public Optimizer {
  public:
   SGD(std::vector<Tensor> params, SGDOptions opt);
+  SGD(std::vector<ParamGroup> groups, SGDOptions opt);  // each group's weight_decay in place of opt's
   std::string kind() const override { return "sgd"; }
   const SGDOptions& options() const { return opt_; }
 

@@ -1,10 +1,12 @@
 #include <cmath>
+#include <map>
 
 #include "framework/core/parallel.h"
 #include "framework/train/optim/adam.h"
 #include "framework/train/optim/adam_kernel.h"
 #include "framework/train/optim/clip_grad.h"
 #include "framework/train/optim/lr_schedule.h"
+#include "framework/train/optim/param_group.h"
 #include "framework/train/optim/sgd.h"
 #include "test_util.h"
 
@@ -248,7 +250,7 @@ TEST(Optim, RejectsBadSettings) {
   EXPECT_EMBER_ERROR(optim::SGD({p}, {0.1, 0.0, true}), "Nesterov momentum needs momentum > 0");
   EXPECT_EMBER_ERROR(optim::SGD({p, p}, {0.1}), "same tensor");
   EXPECT_EMBER_ERROR(optim::Adam({p}, {0.1, 1.0}), "betas must be in [0, 1)");
-  EXPECT_EMBER_ERROR(optim::SGD({}, {0.1}), "empty");
+  EXPECT_EMBER_ERROR(optim::SGD(std::vector<Tensor>{}, {0.1}), "empty");
 }
 
 TEST(OptimSchedule, WarmupCosineAndStep) {
@@ -336,4 +338,85 @@ TEST(OptimClip, GradNormOfManyGradientsMatchesFloat64Reference) {
     EXPECT_NEAR(optim::grad_norm(params), std::sqrt(want), 1e-12 * std::sqrt(want)) << threads << " threads";
   }
   set_num_threads(before);
+}
+
+TEST(OptimParamGroups, EachGroupDecaysByItsOwnWeightDecay) {
+  // AdamW and Adam over two groups against the float64 reference run per group, on both update
+  // paths (the fused CPU loop and the op-composed one).
+  for (bool decoupled : {false, true}) {
+    for (bool fused : {true, false}) {
+      Tensor a = param({0.3, -1.2, 2.0}), b = param({1.5, -0.4, 0.7});
+      optim::AdamOptions o{0.05, 0.8, 0.95, 1e-6, 0.5};  // o.weight_decay is replaced by the groups'
+      std::vector<optim::ParamGroup> groups{{{a}, 0.2}, {{b}, 0.0}};
+      std::unique_ptr<optim::Optimizer> opt;
+      if (decoupled) opt = std::make_unique<optim::AdamW>(groups, o);
+      else opt = std::make_unique<optim::Adam>(groups, o);
+      opt->set_use_fused(fused);
+      RefAdam ra{0.05, 0.8, 0.95, 1e-6, 0.2, decoupled}, rb{0.05, 0.8, 0.95, 1e-6, 0.0, decoupled};
+      std::vector<double> pa = {0.3, -1.2, 2.0}, pb = {1.5, -0.4, 0.7};
+      for (size_t s = 0; s < kGrads.size(); ++s) {
+        const auto& gb = kGrads[kGrads.size() - 1 - s];
+        set_grad(a, kGrads[s]);
+        set_grad(b, gb);
+        opt->step();
+        ra.step(pa, kGrads[s]);
+        rb.step(pb, gb);
+      }
+      expect_values(a, pa, 1e-13);
+      expect_values(b, pb, 1e-13);
+      EXPECT_EQ(opt->weight_decay(0), 0.2);
+      EXPECT_EQ(opt->weight_decay(1), 0.0);
+    }
+  }
+}
+
+TEST(OptimParamGroups, SGDDecaysEachGroupByItsOwnWeightDecay) {
+  Tensor a = param({1.0, -2.0}), b = param({1.0, -2.0});
+  optim::SGD opt(std::vector<optim::ParamGroup>{{{a}, 0.1}, {{b}, 0.0}}, {0.1, 0.0, false, 0.7});
+  set_grad(a, {0.5, 1.0});
+  set_grad(b, {0.5, 1.0});
+  opt.step();
+  expect_values(a, {0.94, -2.08}, 1e-15);  // g = c + 0.1 p
+  expect_values(b, {0.95, -2.1}, 1e-15);   // g = c
+}
+
+TEST(OptimParamGroups, StateIsNumberedAcrossTheGroupsInOrder) {
+  Tensor a = param({1.0, 2.0}), b = param({3.0}), c = param({4.0, 5.0, 6.0});
+  optim::AdamW opt(std::vector<optim::ParamGroup>{{{a, b}, 0.1}, {{c}, 0.0}}, optim::AdamOptions{});
+  ASSERT_EQ(opt.params().size(), 3u);
+  NamedTensors st = opt.state_dict();
+  std::map<std::string, int64_t> numel;
+  for (const auto& [n, t] : st) numel[n] = t.numel();
+  EXPECT_EQ(numel.at("exp_avg.0"), 2);
+  EXPECT_EQ(numel.at("exp_avg.1"), 1);
+  EXPECT_EQ(numel.at("exp_avg_sq.2"), 3);
+}
+
+TEST(OptimParamGroups, RefusesBadGroups) {
+  Tensor a = param({1.0, 2.0}), b = param({3.0});
+  optim::AdamOptions o;
+  EXPECT_EMBER_ERROR(optim::AdamW(std::vector<optim::ParamGroup>{{{a}, 0.1}, {{b}, -1.0}}, o);, "weight_decay must be finite and >= 0, got -1 in parameter group 1");
+  EXPECT_EMBER_ERROR(optim::AdamW(std::vector<optim::ParamGroup>{{{a}, 0.1}, {{a}, 0.0}}, o);, "a parameter may be in one group only");
+  EXPECT_EMBER_ERROR(optim::SGD(std::vector<optim::ParamGroup>{{{}, 0.1}, {{}, 0.0}}, {0.1});, "the parameter list is empty");
+  // An empty group next to a full one is fine (a model without biases has no undecayed group).
+  optim::AdamW ok(std::vector<optim::ParamGroup>{{{a, b}, 0.1}, {{}, 0.0}}, o);
+  EXPECT_EQ(ok.params().size(), 2u);
+}
+
+TEST(OptimParamGroups, DecayMatricesOnlySplitsByDimensionKeepingOrder) {
+  Generator g(3);
+  Tensor w1 = normal({3, 4}, 0, 1, DType::Float32, &g).requires_grad_(), b1 = normal({4}, 0, 1, DType::Float32, &g).requires_grad_();
+  Tensor w2 = normal({2, 3, 4}, 0, 1, DType::Float32, &g).requires_grad_(), s = scalar(1.0).requires_grad_();
+  Tensor w3 = normal({5, 2}, 0, 1, DType::Float32, &g).requires_grad_();
+  std::vector<optim::ParamGroup> groups = optim::decay_matrices_only({w1, b1, w2, s, w3}, 0.25);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].weight_decay, 0.25);
+  EXPECT_EQ(groups[1].weight_decay, 0.0);
+  ASSERT_EQ(groups[0].params.size(), 3u);
+  ASSERT_EQ(groups[1].params.size(), 2u);
+  EXPECT_EQ(groups[0].params[0].impl(), w1.impl());
+  EXPECT_EQ(groups[0].params[1].impl(), w2.impl());
+  EXPECT_EQ(groups[0].params[2].impl(), w3.impl());
+  EXPECT_EQ(groups[1].params[0].impl(), b1.impl());
+  EXPECT_EQ(groups[1].params[1].impl(), s.impl());
 }
