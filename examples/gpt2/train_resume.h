@@ -41,7 +41,8 @@ struct TrainResume {
 };
 
 // `settings` maps flag names ("--batch") to this run's values; every one must equal the
-// checkpoint's, since each changes what the remaining steps compute. `step` is the checkpoint's
+// checkpoint's, and the checkpoint may name no other, since each changes what the remaining steps
+// compute. `step` is the checkpoint's
 // update count; `steps` and `eval_every` are this run's. Every mismatch is an ember::Error.
 inline TrainResume parse_train_resume(const io::Metadata& md, int64_t step, const nlohmann::json& settings,
                                       int64_t steps, int64_t eval_every, const std::string& what) {
@@ -65,6 +66,11 @@ inline TrainResume parse_train_resume(const io::Metadata& md, int64_t step, cons
     EMBER_CHECK(saved[it.key()] == it.value(), "--resume: '", what, "' was written with ", it.key(), " ",
                 saved[it.key()].dump(), ", this run has ", it.value().dump(), " (expected the same settings)");
   }
+  // A flag named only away from its default (--precision bf16, --bias false, --gelu exact) is
+  // absent from a default run's settings: the checkpoint naming it is refused too.
+  for (auto it = saved.begin(); it != saved.end(); ++it)
+    EMBER_CHECK(settings.contains(it.key()), "--resume: '", what, "' was written with ", it.key(), " ",
+                it.value().dump(), ", this run leaves it at its default (expected the same settings)");
   EMBER_CHECK(step >= 1 && step <= steps, "--resume: '", what, "' holds ", step, " steps, expected 1 to ", steps,
               " (this run's --steps)");
   EMBER_CHECK(step % eval_every == 0 || step == steps, "--resume: '", what, "' holds ", step,
