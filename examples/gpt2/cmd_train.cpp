@@ -24,6 +24,7 @@
 #include "models/gpt2/generate.h"
 #include "models/gpt2/text_data.h"
 #include "precision.h"
+#include "structure.h"
 #include "train_resume.h"
 
 namespace ember::gpt2::cli {
@@ -66,6 +67,8 @@ Config model_shape(const cxxopts::ParseResult& a) {
   cfg.n_embd = flag<int64_t>(a, "embd", 1, kMaxEmbd);
   EMBER_CHECK(cfg.n_embd % cfg.n_head == 0, "--embd: ", cfg.n_embd, " is not divisible by --heads ", cfg.n_head,
               " (expected a multiple of it)");
+  cfg.bias = parse_bias(a["bias"].as<std::string>());
+  cfg.activation_function = parse_gelu(a["gelu"].as<std::string>());
   return cfg;
 }
 
@@ -82,6 +85,8 @@ int train(int argc, char** argv) {
       "layers", "transformer blocks", cxxopts::value<int64_t>()->default_value("4"))(
       "heads", "attention heads", cxxopts::value<int64_t>()->default_value("4"))(
       "embd", "embedding width", cxxopts::value<int64_t>()->default_value("128"))(
+      "bias", kBiasHelp, cxxopts::value<std::string>()->default_value("true"))(
+      "gelu", kGeluHelp, cxxopts::value<std::string>()->default_value("tanh"))(
       "lr", "peak learning rate (AdamW, warm-up then cosine)", cxxopts::value<double>()->default_value("3e-3"))(
       "beta2", "AdamW's second-moment decay: 0.99 suits small batches (nanoGPT's small-model recipe), 0.999 is "
                "PyTorch's default", cxxopts::value<double>()->default_value("0.99"))(
@@ -132,7 +137,8 @@ int train(int argc, char** argv) {
                                {"--embd", cfg.n_embd}, {"--lr", lr}, {"--eval-every", eval_every},
                                {"--eval-batches", eval_batches}, {"--checkpoint-blocks", a.count("checkpoint-blocks") > 0},
                                {"--resume", !resume.empty()}, {"--precision", bf16 ? "bf16" : "fp32"},
-                               {"--beta2", beta2}, {"--weight-decay", weight_decay}});
+                               {"--beta2", beta2}, {"--weight-decay", weight_decay}, {"--bias", cfg.bias},
+                               {"--gelu", cfg.activation_function}});
   if (comm)
     EMBER_CHECK(batch % comm->world_size() == 0, "--batch ", batch, " is not a multiple of the ", comm->world_size(),
                 " ranks (expected the global batch, split evenly between them)");
@@ -172,15 +178,21 @@ int train(int argc, char** argv) {
                              {"--embd", cfg.n_embd}, {"--lr", lr}, {"--eval-every", eval_every},
                              {"--eval-batches", eval_batches},
                              {"--data", text_fingerprint(data.train_text(), data.val_text())}};
-  // Only a bf16 run names its precision, and only a beta2 other than 0.999 (the value before the
-  // flag) is named, so checkpoints written before these flags still resume with their settings.
+  // Only a bf16 run names its precision, only a beta2 other than 0.999 (the value before the
+  // flag) is named, and the structure only when it is not GPT-2's, so checkpoints written before
+  // these flags still resume with their settings.
   if (bf16) settings["--precision"] = "bf16";
   if (beta2 != 0.999) settings["--beta2"] = beta2;
   // Always named, so that a checkpoint of a run that decayed every parameter (its optimizer state
   // numbered in another order) is refused by name rather than by a shape mismatch.
   settings["--weight-decay"] = weight_decay;
+  if (!cfg.bias) settings["--bias"] = "false";
+  if (cfg.exact_gelu()) settings["--gelu"] = "exact";
   double seconds_before = 0;  // training seconds of the runs this one resumes
   if (!resume.empty()) {
+    io::Metadata header;
+    io::read_safetensors_header(resume, &header);
+    check_resume_settings(header, settings, resume);
     io::CheckpointInfo info = io::load_checkpoint(resume, model, opt);
     TrainResume r = parse_train_resume(info.metadata, info.step, settings, steps, eval_every, resume);
     step = info.step;

@@ -19,6 +19,7 @@
 #include "framework/core/autograd/autocast.h"
 #include "precision.h"
 #include "step_ceiling.h"
+#include "structure.h"
 
 namespace ember::gpt2::cli {
 namespace {
@@ -59,6 +60,8 @@ int train_step(int argc, char** argv) {
       "layers", "transformer blocks", cxxopts::value<int64_t>()->default_value("4"))(
       "heads", "attention heads", cxxopts::value<int64_t>()->default_value("4"))(
       "embd", "embedding width", cxxopts::value<int64_t>()->default_value("128"))(
+      "bias", kBiasHelp, cxxopts::value<std::string>()->default_value("true"))(
+      "gelu", kGeluHelp, cxxopts::value<std::string>()->default_value("tanh"))(
       "vocab", "vocabulary size", cxxopts::value<int64_t>()->default_value("257"))(
       "seed", "seed for initialisation and batches", cxxopts::value<uint64_t>()->default_value("0"))(
       "lr", "AdamW's learning rate (weight decay 0.1 on the matrices)", cxxopts::value<double>()->default_value("1e-3"))(

@@ -21,7 +21,8 @@ int train_step(int argc, char** argv);
 // "15496,11,995" -> ids; ember::Error on anything else.
 std::vector<int64_t> parse_ids(const std::string& s);
 std::string join_ids(const std::vector<int64_t>& ids);
-// --layers, --heads and --embd (checked: heads divide the width) as a Config; the rest default.
+// --layers, --heads and --embd (checked: heads divide the width), --bias and --gelu (structure.h)
+// as a Config; the rest default.
 Config model_shape(const cxxopts::ParseResult& a);
 
 }  // namespace ember::gpt2::cli

@@ -2,7 +2,8 @@
 """Wall-clock to a validation loss: `gpt2 train` against nanoGPT's own train.py on the same text.
 
 Both train nanoGPT's CPU recipe (4 layers, 4 heads, width 128, context 64, batch 12, lr 1e-3,
-AdamW's beta2 0.99, no dropout, evaluation every 250 steps) on the same bytes: the text of --data, concatenated as
+AdamW's beta2 0.99, no dropout, evaluation every 250 steps) in nanoGPT's train.py structure (its
+defaults: no biases, exact GELU; `gpt2 train --bias false --gelu exact`) on the same bytes: the text of --data, concatenated as
 `gpt2 train` reads it, split 90/10, tokenised as bytes for both (nanoGPT gets the bytes as its
 token ids, so both learn the same distribution and report loss in nats per byte). nanoGPT's
 train.py runs unchanged from a checkout you point to (it is not part of Ember):
@@ -79,12 +80,20 @@ def run_nanogpt(nanogpt, text, a, work):
     return log
 
 
+def ember_command(gpt2, folder, a, out):
+    """`gpt2 train` with the recipe, structured as nanoGPT's train.py builds its model by default
+    (bias=False, nn.GELU())."""
+    r = RECIPE
+    return [gpt2, "train", "--data", folder, "--out", out, "--steps", str(a.steps), "--batch", str(r["batch"]),
+            "--context", str(r["context"]), "--layers", str(r["layers"]), "--heads", str(r["heads"]),
+            "--embd", str(r["embd"]), "--lr", str(r["lr"]), "--beta2", "0.99", "--bias", "false", "--gelu", "exact",
+            "--eval-every", str(a.eval_every), "--eval-batches", str(a.eval_batches), "--sample-tokens", "0",
+            "--minutes", "1000"]
+
+
 def run_ember(gpt2, folder, a, work):
-    r, out = RECIPE, os.path.join(work, "ember-out")
-    cmd = [gpt2, "train", "--data", folder, "--out", out, "--steps", str(a.steps), "--batch", str(r["batch"]),
-           "--context", str(r["context"]), "--layers", str(r["layers"]), "--heads", str(r["heads"]),
-           "--embd", str(r["embd"]), "--lr", str(r["lr"]), "--beta2", "0.99", "--eval-every", str(a.eval_every),
-           "--eval-batches", str(a.eval_batches), "--sample-tokens", "0", "--minutes", "1000"]
+    out = os.path.join(work, "ember-out")
+    cmd = ember_command(gpt2, folder, a, out)
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
     if subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL).returncode != 0:
         sys.exit(f"time_to_loss: gpt2 train failed; command: {' '.join(cmd)}")

@@ -40,24 +40,27 @@ struct TrainResume {
   double val_loss = 0;    // the last evaluation's
 };
 
+namespace detail {
+inline const std::string& metadata_entry(const io::Metadata& md, const char* key, const std::string& what) {
+  auto it = md.find(key);
+  EMBER_CHECK(it != md.end(), "--resume: '", what, "' has no '", key, "' entry; pass a checkpoint written by gpt2 train");
+  return it->second;
+}
+inline nlohmann::json metadata_json(const io::Metadata& md, const char* key, const std::string& what) {
+  try {
+    return nlohmann::json::parse(metadata_entry(md, key, what));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(str("--resume: '", what, "' has an unreadable '", key, "' entry (", e.what(), ")"));
+  }
+}
+}  // namespace detail
+
 // `settings` maps flag names ("--batch") to this run's values; every one must equal the
-// checkpoint's, since each changes what the remaining steps compute. `step` is the checkpoint's
-// update count; `steps` and `eval_every` are this run's. Every mismatch is an ember::Error.
-inline TrainResume parse_train_resume(const io::Metadata& md, int64_t step, const nlohmann::json& settings,
-                                      int64_t steps, int64_t eval_every, const std::string& what) {
-  auto get = [&](const char* key) -> const std::string& {
-    auto it = md.find(key);
-    EMBER_CHECK(it != md.end(), "--resume: '", what, "' has no '", key, "' entry; pass a checkpoint written by gpt2 train");
-    return it->second;
-  };
-  auto parse = [&](const char* key) {
-    try {
-      return nlohmann::json::parse(get(key));
-    } catch (const nlohmann::json::exception& e) {
-      throw Error(str("--resume: '", what, "' has an unreadable '", key, "' entry (", e.what(), ")"));
-    }
-  };
-  const nlohmann::json saved = parse("settings");
+// checkpoint's, and the checkpoint may name no other, since each changes what the remaining steps
+// compute. Checked on the file's header before the checkpoint is loaded, so that a checkpoint of
+// other settings is refused by name, not by an optimizer state that does not fit.
+inline void check_resume_settings(const io::Metadata& md, const nlohmann::json& settings, const std::string& what) {
+  const nlohmann::json saved = detail::metadata_json(md, "settings", what);
   EMBER_CHECK(saved.is_object(), "--resume: '", what, "': 'settings' is not an object");
   for (auto it = settings.begin(); it != settings.end(); ++it) {
     EMBER_CHECK(saved.contains(it.key()), "--resume: '", what, "' does not record ", it.key(),
@@ -65,6 +68,20 @@ inline TrainResume parse_train_resume(const io::Metadata& md, int64_t step, cons
     EMBER_CHECK(saved[it.key()] == it.value(), "--resume: '", what, "' was written with ", it.key(), " ",
                 saved[it.key()].dump(), ", this run has ", it.value().dump(), " (expected the same settings)");
   }
+  // A flag named only away from its default (--precision bf16, --bias false, --gelu exact) is
+  // absent from a default run's settings: the checkpoint naming it is refused too.
+  for (auto it = saved.begin(); it != saved.end(); ++it)
+    EMBER_CHECK(settings.contains(it.key()), "--resume: '", what, "' was written with ", it.key(), " ",
+                it.value().dump(), ", this run leaves it at its default (expected the same settings)");
+}
+
+// check_resume_settings, then the checkpoint's step (its update count) against this run's `steps`
+// and `eval_every`, and its log and seconds. Every mismatch is an ember::Error.
+inline TrainResume parse_train_resume(const io::Metadata& md, int64_t step, const nlohmann::json& settings,
+                                      int64_t steps, int64_t eval_every, const std::string& what) {
+  auto get = [&](const char* key) -> const std::string& { return detail::metadata_entry(md, key, what); };
+  auto parse = [&](const char* key) { return detail::metadata_json(md, key, what); };
+  check_resume_settings(md, settings, what);
   EMBER_CHECK(step >= 1 && step <= steps, "--resume: '", what, "' holds ", step, " steps, expected 1 to ", steps,
               " (this run's --steps)");
   EMBER_CHECK(step % eval_every == 0 || step == steps, "--resume: '", what, "' holds ", step,

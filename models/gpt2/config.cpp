@@ -9,6 +9,9 @@
 namespace ember::gpt2 {
 
 namespace {
+const char* const kActivations = "'gelu_new' or 'gelu_pytorch_tanh' (GELU with the tanh approximation) or 'gelu' (exact)";
+bool known_activation(const std::string& a) { return a == "gelu_new" || a == "gelu_pytorch_tanh" || a == "gelu"; }
+
 void check_size(const char* key, int64_t v, int64_t cap) {
   EMBER_CHECK(v > 0 && v <= cap, "gpt2 config: ", key, " is ", v, ", expected 1 to ", cap);
 }
@@ -23,6 +26,8 @@ void Config::validate() const {
   EMBER_CHECK(n_embd % n_head == 0, "gpt2 config: n_embd ", n_embd, " is not divisible by n_head ", n_head);
   EMBER_CHECK(layer_norm_epsilon > 0 && layer_norm_epsilon < 1, "gpt2 config: layer_norm_epsilon is ",
               layer_norm_epsilon, ", expected a small positive number such as 1e-5");
+  EMBER_CHECK(known_activation(activation_function), "gpt2 config: activation_function is '", activation_function,
+              "'; Ember's GPT-2 supports only ", kActivations);
 }
 
 Config Config::preset(const std::string& name) {
@@ -54,9 +59,14 @@ Config Config::from_json_string(const std::string& text) {
     throw Error(str("gpt2 config: '", key, "' is '", v, "'; Ember's GPT-2 supports only ", what));
   };
   expect_one_of("model_type", {"gpt2"}, "'gpt2'");
-  expect_one_of("activation_function", {"gelu_new", "gelu_pytorch_tanh"},
-                "'gelu_new' or 'gelu_pytorch_tanh' (GELU with the tanh approximation)");
+  expect_one_of("activation_function", {"gelu_new", "gelu_pytorch_tanh", "gelu"}, kActivations);
   Config c;
+  if (j.contains("activation_function")) c.activation_function = j["activation_function"].get<std::string>();
+  // Not a Hugging Face GPT-2 key (their GPT-2 always has biases): absent means true.
+  if (j.contains("bias")) {
+    EMBER_CHECK(j["bias"].is_boolean(), "gpt2 config: 'bias' must be true or false, got ", j["bias"].dump());
+    c.bias = j["bias"].get<bool>();
+  }
   auto get = [&](const char* key, int64_t& field) {
     if (!j.contains(key)) return;
     EMBER_CHECK(j[key].is_number_integer(), "gpt2 config: '", key, "' must be an integer, got ", j[key].dump());
@@ -100,7 +110,8 @@ std::string Config::to_json_string() const {
                       {"n_positions", n_positions},
                       {"n_ctx", n_positions},
                       {"layer_norm_epsilon", layer_norm_epsilon},
-                      {"activation_function", "gelu_new"}};
+                      {"activation_function", activation_function},
+                      {"bias", bias}};
   return j.dump(2);
 }
 

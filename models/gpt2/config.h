@@ -21,9 +21,17 @@ struct Config {
   int64_t vocab_size = 50257;
   int64_t n_positions = 1024;  // the longest context the position table covers
   double layer_norm_epsilon = 1e-5;
+  // Biases in every Conv1D and LayerNorm (GPT-2's); false is nanoGPT's bias=False.
+  bool bias = true;
+  // The MLP's GELU in Hugging Face's names: "gelu_new" or "gelu_pytorch_tanh" (the tanh form,
+  // GPT-2's), or "gelu" (the exact erf form, nanoGPT's nn.GELU()).
+  std::string activation_function = "gelu_new";
+  bool exact_gelu() const { return activation_function == "gelu"; }
 
   int64_t head_dim() const { return n_embd / n_head; }
-  void validate() const;  // ember::Error when a value is out of range (the caps above) or n_embd % n_head != 0
+  // ember::Error when a value is out of range (the caps above), n_embd % n_head != 0 or the
+  // activation is not one of the three GELU names.
+  void validate() const;
 
   // "gpt2" (124M), "gpt2-medium", "gpt2-large", "gpt2-xl"; ember::Error for another name.
   static Config preset(const std::string& name);

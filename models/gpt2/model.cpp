@@ -15,28 +15,29 @@
 
 namespace ember::gpt2 {
 
-Conv1D::Conv1D(int64_t in, int64_t out, Generator& gen) {
+Conv1D::Conv1D(int64_t in, int64_t out, Generator& gen, bool with_bias) {
   // GPT-2 initialises every projection from N(0, 0.02).
   weight = register_parameter("weight", normal({in, out}, 0.0, 0.02, DType::Float32, &gen));
-  bias = register_parameter("bias", zeros({out}));
+  if (with_bias) bias = register_parameter("bias", zeros({out}));
 }
 
 Tensor Conv1D::forward(const Tensor& x) {
-  if (quantized) return quant::quant_linear(x, *quantized, bias.detach());
-  return matmul(x, weight) + bias;
+  if (quantized) return quant::quant_linear(x, *quantized, bias.defined() ? bias.detach() : Tensor());
+  Tensor y = matmul(x, weight);
+  return bias.defined() ? y + bias : y;
 }
 std::string Conv1D::name() const { return str("Conv1D(", weight.size(0), ", ", weight.size(1), ")"); }
 
 Block::Block(const Config& c, int64_t l, Generator& gen) : cfg(c), layer(l) {
-  ln_1 = register_module("ln_1", std::make_shared<LayerNorm>(c.n_embd, c.layer_norm_epsilon));
+  ln_1 = register_module("ln_1", std::make_shared<LayerNorm>(c.n_embd, c.layer_norm_epsilon, true, c.bias));
   // Hugging Face nests the projections under attn. and mlp.; the registered names mirror that.
   auto attn = register_module("attn", std::make_shared<Scope>());
-  c_attn = attn->add("c_attn", std::make_shared<Conv1D>(c.n_embd, 3 * c.n_embd, gen));
-  attn_proj = attn->add("c_proj", std::make_shared<Conv1D>(c.n_embd, c.n_embd, gen));
-  ln_2 = register_module("ln_2", std::make_shared<LayerNorm>(c.n_embd, c.layer_norm_epsilon));
+  c_attn = attn->add("c_attn", std::make_shared<Conv1D>(c.n_embd, 3 * c.n_embd, gen, c.bias));
+  attn_proj = attn->add("c_proj", std::make_shared<Conv1D>(c.n_embd, c.n_embd, gen, c.bias));
+  ln_2 = register_module("ln_2", std::make_shared<LayerNorm>(c.n_embd, c.layer_norm_epsilon, true, c.bias));
   auto m = register_module("mlp", std::make_shared<Scope>());
-  c_fc = m->add("c_fc", std::make_shared<Conv1D>(c.n_embd, 4 * c.n_embd, gen));
-  mlp_proj = m->add("c_proj", std::make_shared<Conv1D>(4 * c.n_embd, c.n_embd, gen));
+  c_fc = m->add("c_fc", std::make_shared<Conv1D>(c.n_embd, 4 * c.n_embd, gen, c.bias));
+  mlp_proj = m->add("c_proj", std::make_shared<Conv1D>(4 * c.n_embd, c.n_embd, gen, c.bias));
   // GPT-2 scales the residual projections by 1/sqrt(2 n_layer) at initialisation.
   double scale = 1.0 / std::sqrt(2.0 * double(c.n_layer));
   autograd::NoGradGuard ng;
@@ -56,7 +57,7 @@ std::vector<Tensor> Block::qkv_heads(const Tensor& h) const {
 
 Tensor Block::mlp(const Tensor& h, const Hooks* hooks) const {
   if (hooks && hooks->mlp_input) hooks->mlp_input(layer, h);
-  Tensor a = gelu(c_fc->forward(h), /*tanh_approximation=*/true);
+  Tensor a = gelu(c_fc->forward(h), /*tanh_approximation=*/!cfg.exact_gelu());
   if (hooks && hooks->mlp_hidden) a = hooks->mlp_hidden(layer, a);
   return mlp_proj->forward(a);
 }
@@ -92,12 +93,12 @@ GPT2::GPT2(const Config& cfg, uint64_t seed) : cfg_(cfg) {
   auto h = register_module("h", std::make_shared<Scope>());
   for (int64_t l = 0; l < cfg.n_layer; ++l)
     blocks.push_back(h->add(std::to_string(l), std::make_shared<Block>(cfg, l, gen)));
-  ln_f = register_module("ln_f", std::make_shared<LayerNorm>(cfg.n_embd, cfg.layer_norm_epsilon));
+  ln_f = register_module("ln_f", std::make_shared<LayerNorm>(cfg.n_embd, cfg.layer_norm_epsilon, true, cfg.bias));
 }
 
 std::string GPT2::name() const {
   return str("GPT2(n_layer=", cfg_.n_layer, ", n_head=", cfg_.n_head, ", n_embd=", cfg_.n_embd, ", vocab=",
-             cfg_.vocab_size, ")");
+             cfg_.vocab_size, cfg_.bias ? "" : ", bias=false", cfg_.exact_gelu() ? ", gelu=exact" : "", ")");
 }
 
 void GPT2::set_attention_impl(const std::string& impl) {

@@ -1,7 +1,8 @@
 // GPT-2 (Radford et al. 2019) as in Hugging Face's checkpoints: token and position embeddings,
 // pre-LayerNorm blocks of causal self-attention and a GELU (tanh form) MLP, a final LayerNorm,
 // and an LM head tied to the token embedding. Parameter names match Hugging Face's
-// ("h.0.attn.c_attn.weight", ...), and Conv1D weights are stored (in, out) as there.
+// ("h.0.attn.c_attn.weight", ...), and Conv1D weights are stored (in, out) as there. Config::bias
+// = false and activation_function "gelu" give nanoGPT's structure: no biases, exact GELU.
 #pragma once
 #include <functional>
 #include <memory>
@@ -17,10 +18,10 @@
 namespace ember::gpt2 {
 
 // y = x @ weight + bias with weight (in, out): Hugging Face's Conv1D, kept so names and layouts
-// load without transposes.
+// load without transposes. Without a bias, bias stays undefined and is not a parameter.
 class Conv1D : public nn::Module {
  public:
-  Conv1D(int64_t in, int64_t out, Generator& gen);
+  Conv1D(int64_t in, int64_t out, Generator& gen, bool bias = true);
   Tensor forward(const Tensor& x) override;
   std::string name() const override;
   Tensor weight, bias;
@@ -50,7 +51,8 @@ class Table : public nn::Module {
   Tensor weight;
 };
 
-// GPT-2's layer norms are the library's (framework/train/nn/layer_norm.h): weight and bias of n_embd.
+// GPT-2's layer norms are the library's (framework/train/nn/layer_norm.h): weight and bias of n_embd
+// (no bias when Config::bias is false).
 using LayerNorm = nn::LayerNorm;
 
 // Observation and intervention points for the contextual-sparsity study. Each hook gets the

@@ -30,7 +30,7 @@ nb::bytes as_bytes(const std::string& s) { return nb::bytes(s.data(), s.size());
 void bind_config(nb::module_& m) {
   nb::class_<Config>(m, "GPT2Config")
       .def("__init__", [](Config* self, int64_t n_layer, int64_t n_head, int64_t n_embd, int64_t vocab_size,
-                          int64_t n_positions, double eps) {
+                          int64_t n_positions, double eps, bool bias, std::string activation) {
         new (self) Config();
         self->n_layer = n_layer;
         self->n_head = n_head;
@@ -38,15 +38,20 @@ void bind_config(nb::module_& m) {
         self->vocab_size = vocab_size;
         self->n_positions = n_positions;
         self->layer_norm_epsilon = eps;
+        self->bias = bias;
+        self->activation_function = std::move(activation);
         self->validate();  // a bad size fails here, by name, not at the first allocation
       }, nb::arg("n_layer") = 12, nb::arg("n_head") = 12, nb::arg("n_embd") = 768, nb::arg("vocab_size") = 50257,
-           nb::arg("n_positions") = 1024, nb::arg("layer_norm_epsilon") = 1e-5)
+           nb::arg("n_positions") = 1024, nb::arg("layer_norm_epsilon") = 1e-5, nb::arg("bias") = true,
+           nb::arg("activation_function") = "gelu_new")
       .def_ro("n_layer", &Config::n_layer)
       .def_ro("n_head", &Config::n_head)
       .def_ro("n_embd", &Config::n_embd)
       .def_ro("vocab_size", &Config::vocab_size)
       .def_ro("n_positions", &Config::n_positions)
       .def_ro("layer_norm_epsilon", &Config::layer_norm_epsilon)
+      .def_ro("bias", &Config::bias)
+      .def_ro("activation_function", &Config::activation_function)
       .def_prop_ro("head_dim", &Config::head_dim)
       .def_static("preset", &Config::preset, nb::arg("name"))
       .def_static("from_json_file", &Config::from_json_file, nb::arg("path"))
@@ -54,7 +59,8 @@ void bind_config(nb::module_& m) {
       .def("to_json_string", &Config::to_json_string)
       .def("__repr__", [](const Config& c) {
         return str("GPT2Config(n_layer=", c.n_layer, ", n_head=", c.n_head, ", n_embd=", c.n_embd,
-                   ", vocab_size=", c.vocab_size, ", n_positions=", c.n_positions, ")");
+                   ", vocab_size=", c.vocab_size, ", n_positions=", c.n_positions,
+                   c.bias ? "" : ", bias=False", c.exact_gelu() ? ", activation_function='gelu'" : "", ")");
       });
 }
 

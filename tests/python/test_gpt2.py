@@ -163,6 +163,24 @@ def test_configs_from_presets_and_json():
     np.testing.assert_array_equal(model([[1, 2]]).numpy(), again([[1, 2]]).numpy())
 
 
+def test_config_takes_nanogpts_structure():
+    # bias=False: no Linear or LayerNorm biases; "gelu": the exact (erf) GELU, as nanoGPT's model.
+    c = ember.models.GPT2Config(n_layer=1, n_head=2, n_embd=8, vocab_size=11, n_positions=6, bias=False,
+                                activation_function="gelu")
+    assert (c.bias, c.activation_function) == (False, "gelu")
+    assert "bias=False" in repr(c) and "'gelu'" in repr(c)
+    back = ember.models.GPT2Config.from_json_string(c.to_json_string())
+    assert (back.bias, back.activation_function) == (False, "gelu")
+    bare, full = GPT2(c, seed=2), GPT2(ember.models.GPT2Config(n_layer=1, n_head=2, n_embd=8, vocab_size=11,
+                                                              n_positions=6), seed=2)
+    names = list(bare.state_dict())
+    assert names and not any(n.endswith(".bias") for n in names)
+    assert bare.num_parameters() < full.num_parameters()
+    assert np.isfinite(bare([[1, 2, 3]]).numpy()).all()
+    with pytest.raises(ember.Error, match="relu"):
+        ember.models.GPT2Config(activation_function="relu")
+
+
 def test_tokenizer_round_trips_bytes_and_applies_merges(folder):
     tok = GPT2Tokenizer.from_pretrained(folder[0])
     assert tok.vocab_size == VOCAB == len(tok)

@@ -4,12 +4,13 @@
 
 namespace ember::nn {
 
-LayerNorm::LayerNorm(int64_t d, double e, bool affine, DType dtype) : dim(d), eps(e) {
+LayerNorm::LayerNorm(int64_t d, double e, bool affine, bool with_bias, DType dtype) : dim(d), eps(e) {
   EMBER_CHECK(d > 0, "LayerNorm: dim must be positive, got ", d);
   EMBER_CHECK(e > 0, "LayerNorm: eps must be positive, got ", e);
   if (affine) {
     weight = register_parameter("weight", ones({d}, dtype));
-    bias = register_parameter("bias", zeros({d}, dtype));
+    // Without a bias the op gets an undefined one (a shift of 0), not a tensor of zeros per call.
+    if (with_bias) bias = register_parameter("bias", zeros({d}, dtype));
   }
 }
 
@@ -19,6 +20,8 @@ Tensor LayerNorm::forward(const Tensor& x) {
   return layer_norm(x, weight, bias, eps);
 }
 
-std::string LayerNorm::name() const { return str("LayerNorm(", dim, ", eps=", eps, ")"); }
+std::string LayerNorm::name() const {
+  return str("LayerNorm(", dim, ", eps=", eps, weight.defined() && !bias.defined() ? ", bias=false" : "", ")");
+}
 
 }  // namespace ember::nn

@@ -54,6 +54,18 @@ def test_first_reaching():
     assert time_to_loss.first_reaching(log, 1.0) is None
 
 
+
+def test_ember_trains_nanogpts_structure():
+    """nanoGPT's train.py builds its model with bias=False and exact GELU: Ember's run must too."""
+    class Args:
+        steps, eval_every, eval_batches = 500, 250, 20
+    cmd = time_to_loss.ember_command("gpt2", "/data", Args(), "/out")
+    flags = dict(zip(cmd[2::2], cmd[3::2]))
+    assert cmd[:2] == ["gpt2", "train"]
+    assert flags["--bias"] == "false" and flags["--gelu"] == "exact", cmd
+    assert flags["--beta2"] == "0.99" and flags["--steps"] == "500" and flags["--data"] == "/data"
+
+
 if __name__ == "__main__":
     for name, fn in list(globals().items()):
         if name.startswith("test_"):

@@ -53,6 +53,12 @@ TEST(Gpt2TrainResume, OtherSettingsAreRefusedNamingTheFlag) {
   other = kSettings;
   other.erase("--seed");
   EXPECT_EMBER_ERROR(parse_train_resume(metadata(20, other), 20, kSettings, 25, 10, "ck"), "does not record --seed");
+  // A checkpoint of a run with a non-default structure, resumed by a run left at the defaults.
+  other = kSettings;
+  other["--gelu"] = "exact";
+  EXPECT_EMBER_ERROR(parse_train_resume(metadata(20, other), 20, kSettings, 25, 10, "ck"),
+                     "'ck' was written with --gelu \"exact\", this run leaves it at its default");
+  EXPECT_NO_THROW(parse_train_resume(metadata(20, other), 20, other, 25, 10, "ck"));
 }
 
 TEST(Gpt2TrainResume, StepsOutsideTheRunOrBetweenEvaluationsAreRefused) {

@@ -9,6 +9,7 @@
 #include "framework/train/optim/adam.h"
 #include "framework/train/optim/sgd.h"
 #include "ops/loss/cross_entropy.h"
+#include "ops/norm/layer_norm.h"
 #include "test_util.h"
 
 using namespace ember;
@@ -235,6 +236,45 @@ TEST(NnTraining, MlpLearnsXor) {
   EXPECT_LT(last, 0.05);
   Tensor pred = argmax((*net)(x).detach(), 1);
   EXPECT_EQ(pred.to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 1, 0}));
+}
+
+// bias=false (PyTorch's nn.LayerNorm(..., bias=False), nanoGPT's): only the scale is a parameter,
+// the output is the normalised input times it, and backward reaches it.
+TEST(NnLayers, LayerNormWithoutBiasHasOnlyAWeight) {
+  nn::LayerNorm ln(7, 1e-5, /*affine=*/true, /*bias=*/false, DType::Float64);
+  EXPECT_EQ(names(ln.named_parameters()), (std::vector<std::string>{"weight"}));
+  EXPECT_FALSE(ln.bias.defined());
+  EXPECT_EQ(ln.name(), "LayerNorm(7, eps=1e-05, bias=false)");
+  EXPECT_EQ(nn::LayerNorm(7).name(), "LayerNorm(7, eps=1e-05)");
+  // Without affine there is neither parameter, whatever bias says.
+  EXPECT_TRUE(nn::LayerNorm(7, 1e-5, false, true).named_parameters().empty());
+  Tensor w = random({7}, 3);
+  {
+    autograd::NoGradGuard ng;
+    ln.weight.copy_(w);
+  }
+  // Float64 reference by hand, on rows of an awkward (3, 5, 7) input.
+  Tensor x = random({3, 5, 7}, 4);
+  std::vector<double> xv = x.to_vector<double>(), wv = w.to_vector<double>(), want(xv.size());
+  for (size_t r = 0; r < xv.size() / 7; ++r) {
+    double m = 0, v = 0;
+    for (size_t i = 0; i < 7; ++i) m += xv[r * 7 + i] / 7;
+    for (size_t i = 0; i < 7; ++i) v += (xv[r * 7 + i] - m) * (xv[r * 7 + i] - m) / 7;
+    for (size_t i = 0; i < 7; ++i) want[r * 7 + i] = (xv[r * 7 + i] - m) / std::sqrt(v + 1e-5) * wv[i];
+  }
+  Tensor y = ln(x);
+  EXPECT_TRUE(all_close(y.detach(), from_vector(want, {3, 5, 7}), 1e-12, 1e-10));
+  EXPECT_TRUE(all_close(y.detach(), layer_norm(x, w, zeros({7}, DType::Float64), 1e-5), 1e-14, 1e-12));
+  Tensor g = random({3, 5, 7}, 5);
+  sum(y * g).backward();
+  ASSERT_TRUE(ln.weight.grad().defined());
+  // d/dweight = sum over rows of g * xhat, xhat = y / weight.
+  std::vector<double> gv = g.to_vector<double>(), dw(7, 0.0);
+  for (size_t k = 0; k < gv.size(); ++k) dw[k % 7] += gv[k] * want[k] / wv[k % 7];
+  EXPECT_TRUE(all_close(ln.weight.grad(), from_vector(dw, {7}), 1e-10, 1e-9));
+  // The op with an undefined bias, differentiated in the input and the weight.
+  EXPECT_TRUE(grad_ok([](const std::vector<Tensor>& in) { return layer_norm(in[0], in[1], Tensor(), 1e-5); },
+                      {random({4, 6}, 6), random({6}, 7)}));
 }
 
 TEST(NnTraining, LinearRegressionRecoversTheMap) {

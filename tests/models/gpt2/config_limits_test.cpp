@@ -105,9 +105,40 @@ TEST(Gpt2ConfigLimits, OtherModelTypesAndActivationsAreRefused) {
                      "'model_type' is 'bert'; Ember's GPT-2 supports only 'gpt2'");
   EXPECT_EMBER_ERROR(Config::from_json_string(json_with("activation_function", "\"relu\"")),
                      "'activation_function' is 'relu'; Ember's GPT-2 supports only 'gelu_new'");
-  // Exact (erf) GELU is another function than the tanh approximation Ember computes.
-  EXPECT_EMBER_ERROR(Config::from_json_string(json_with("activation_function", "\"gelu\"")), "is 'gelu'");
+  // "gelu" (Hugging Face's exact erf GELU, nanoGPT's nn.GELU()) is built as that, not as the tanh form.
+  EXPECT_TRUE(Config::from_json_string(json_with("activation_function", "\"gelu\"")).exact_gelu());
+  EXPECT_FALSE(Config::from_json_string(json_with("activation_function", "\"gelu_new\"")).exact_gelu());
+  EXPECT_EMBER_ERROR(Config::from_json_string(json_with("activation_function", "\"gelu_fast\"")),
+                     "'activation_function' is 'gelu_fast'");
+  EXPECT_EMBER_ERROR(Config::from_json_string(json_with("activation_function", "5")),
+                     "'activation_function' must be a string, got 5");
   EXPECT_EMBER_ERROR(Config::from_json_string(json_with("model_type", "7")), "'model_type' must be a string, got 7");
   // What Ember writes, it reads back.
   EXPECT_EQ(Config::from_json_string(tiny_config().to_json_string()).n_embd, tiny_config().n_embd);
+}
+
+// "bias" and "activation_function" round-trip through config.json; a config without "bias" (every
+// Hugging Face GPT-2) has biases; a non-bool "bias" and an unknown activation are refused.
+TEST(Gpt2ConfigLimits, BiasAndActivationRoundTrip) {
+  EXPECT_TRUE(Config::from_json_string(json_with("n_ctx", "24")).bias);
+  EXPECT_EQ(Config::from_json_string(json_with("n_ctx", "24")).activation_function, "gelu_new");
+  for (bool bias : {false, true})
+    for (const char* act : {"gelu", "gelu_new", "gelu_pytorch_tanh"}) {
+      Config c = tiny_config();
+      c.bias = bias;
+      c.activation_function = act;
+      Config back = Config::from_json_string(c.to_json_string());
+      EXPECT_EQ(back.bias, bias) << act;
+      EXPECT_EQ(back.activation_function, act);
+      EXPECT_EQ(back.n_embd, c.n_embd);
+    }
+  EXPECT_FALSE(Config::from_json_string(json_with("bias", "false")).bias);
+  EXPECT_EMBER_ERROR(Config::from_json_string(json_with("bias", "\"yes\"")), "'bias' must be true or false, got \"yes\"");
+  EXPECT_EMBER_ERROR(Config::from_json_string(json_with("bias", "1")), "'bias' must be true or false, got 1");
+  EXPECT_EMBER_ERROR(Config::from_json_string(json_with("activation_function", "\"relu\"")), "supports only");
+  // A Config built in code is checked too: the model refuses an activation it cannot compute.
+  Config c = tiny_config();
+  c.activation_function = "relu";
+  EXPECT_EMBER_ERROR(c.validate(), "activation_function is 'relu'");
+  EXPECT_EMBER_ERROR(GPT2 model(c), "activation_function is 'relu'");
 }
