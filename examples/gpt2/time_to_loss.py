@@ -2,9 +2,10 @@
 """Wall-clock to a validation loss: `gpt2 train` against nanoGPT's own train.py on the same text.
 
 Both train nanoGPT's CPU recipe (4 layers, 4 heads, width 128, context 64, batch 12, lr 1e-3,
-AdamW's beta2 0.99, no dropout, evaluation every 250 steps) in nanoGPT's train.py structure (its
-defaults: no biases, exact GELU; `gpt2 train --bias false --gelu exact`) on the same bytes: the text of --data, concatenated as
-`gpt2 train` reads it, split 90/10, tokenised as bytes for both (nanoGPT gets the bytes as its
+AdamW's beta2 0.99 and weight decay 0.1 on the matrices only, no dropout, evaluation every 250
+steps) in the structure nanoGPT's train.py builds by default (no biases, exact GELU: `gpt2 train
+--bias false --gelu exact`) on the same bytes: the text of --data, concatenated as `gpt2 train`
+reads it, split 90/10, tokenised as bytes for both (nanoGPT gets the bytes as its
 token ids, so both learn the same distribution and report loss in nats per byte). nanoGPT's
 train.py runs unchanged from a checkout you point to (it is not part of Ember):
 
