@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# This stop's benchmark runs (nothing else ran meanwhile). time_to_loss_t2.* came first, with:
-#   $PY examples/gpt2/time_to_loss.py --nanogpt /tmp/nanoGPT --threads 2 --target 2.1 --json $B/time_to_loss_t2.json
+# This stop's benchmark runs (nothing else ran meanwhile). time_to_loss_t2.* came first and
+# time_to_loss_t1.* last, with (T = 2, then 1):
+#   $PY examples/gpt2/time_to_loss.py --nanogpt /tmp/nanoGPT --threads T --target 2.1 --json $B/time_to_loss_tT.json
 set -u
 cd "$(dirname "$0")/../.."
 B=benchmarks/2026-12-08-amd-epyc-zen3
