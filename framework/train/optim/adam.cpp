@@ -17,7 +17,6 @@ Adam::Adam(std::vector<ParamGroup> groups, AdamOptions opt, bool decoupled)
   EMBER_CHECK(opt.beta1 >= 0 && opt.beta1 < 1 && opt.beta2 >= 0 && opt.beta2 < 1, who,
               ": betas must be in [0, 1), got (", opt.beta1, ", ", opt.beta2, ")");
   EMBER_CHECK(opt.eps > 0, who, ": eps must be > 0, got ", opt.eps);
-  EMBER_CHECK(opt.weight_decay >= 0, who, ": weight_decay must be >= 0, got ", opt.weight_decay);
   m_ = &add_buffer("exp_avg");
   v_ = &add_buffer("exp_avg_sq");
 }

@@ -42,6 +42,11 @@ Optimizer::Optimizer(std::vector<ParamGroup> groups, double lr) : lr_(lr) {
   }
 }
 
+double Optimizer::weight_decay(size_t i) const {
+  EMBER_CHECK(i < weight_decay_.size(), "optimizer: no parameter ", i, " (it holds ", weight_decay_.size(), ")");
+  return weight_decay_[i];
+}
+
 void Optimizer::set_lr(double lr) {
   EMBER_CHECK(std::isfinite(lr) && lr >= 0, "optimizer: learning rate must be finite and >= 0, got ", lr);
   lr_ = lr;

@@ -30,7 +30,7 @@ class Optimizer {
   // The step count never reaches INT64_MAX, so that the next ++step cannot overflow.
   static constexpr int64_t kMaxSteps = INT64_MAX;
   const std::vector<Tensor>& params() const { return params_; }
-  double weight_decay(size_t i) const { return weight_decay_.at(i); }  // parameter i's, from its group
+  double weight_decay(size_t i) const;  // parameter i's, from its group; ember::Error past the last
   virtual std::string kind() const = 0;  // "sgd", "adam", "adamw"
 
   // The whole state as named tensors, for checkpoints: "step" (int64), "lr" (float64) and each

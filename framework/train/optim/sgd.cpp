@@ -11,7 +11,6 @@ SGD::SGD(std::vector<Tensor> params, SGDOptions opt)
 
 SGD::SGD(std::vector<ParamGroup> groups, SGDOptions opt) : Optimizer(std::move(groups), opt.lr), opt_(opt) {
   EMBER_CHECK(opt.momentum >= 0 && opt.momentum < 1, "SGD: momentum must be in [0, 1), got ", opt.momentum);
-  EMBER_CHECK(opt.weight_decay >= 0, "SGD: weight_decay must be >= 0, got ", opt.weight_decay);
   EMBER_CHECK(!opt.nesterov || opt.momentum > 0, "SGD: Nesterov momentum needs momentum > 0");
   if (opt.momentum > 0) momentum_ = &add_buffer("momentum_buffer");
 }

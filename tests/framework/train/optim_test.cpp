@@ -398,6 +398,12 @@ TEST(OptimParamGroups, RefusesBadGroups) {
   EXPECT_EMBER_ERROR(optim::AdamW(std::vector<optim::ParamGroup>{{{a}, 0.1}, {{b}, -1.0}}, o);, "weight_decay must be finite and >= 0, got -1 in parameter group 1");
   EXPECT_EMBER_ERROR(optim::AdamW(std::vector<optim::ParamGroup>{{{a}, 0.1}, {{a}, 0.0}}, o);, "a parameter may be in one group only");
   EXPECT_EMBER_ERROR(optim::SGD(std::vector<optim::ParamGroup>{{{}, 0.1}, {{}, 0.0}}, {0.1});, "the parameter list is empty");
+  // Without groups the options' weight decay is checked the same way.
+  o.weight_decay = -0.5;
+  EXPECT_EMBER_ERROR(optim::AdamW(std::vector<Tensor>{a}, o), "weight_decay must be finite and >= 0, got -0.5");
+  EXPECT_EMBER_ERROR(optim::SGD({a}, {0.1, 0.0, false, -0.5}), "weight_decay must be finite and >= 0, got -0.5");
+  o.weight_decay = 0.0;
+  EXPECT_EMBER_ERROR(optim::AdamW(std::vector<Tensor>{a}, o).weight_decay(1), "no parameter 1 (it holds 1)");
   // An empty group next to a full one is fine (a model without biases has no undecayed group).
   optim::AdamW ok(std::vector<optim::ParamGroup>{{{a, b}, 0.1}, {{}, 0.0}}, o);
   EXPECT_EQ(ok.params().size(), 2u);
